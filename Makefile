@@ -1,0 +1,54 @@
+# Casebook. `make run` opens the app; `make test` runs every test. Both install what
+# they need on Debian 12 first and are quick when it is already there.
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+# One invocation shape everywhere: cargo unifies features per invocation, and mixing
+# `-p` with `--workspace` would rebuild the whole Tauri tree.
+CARGO_SCOPE := --workspace --all-targets
+
+.PHONY: run test lint bindings bench deps-build deps-test ui ui-deps build screenshots clean
+
+run: deps-build build
+	scripts/run-app.sh
+
+test:
+	scripts/test.sh
+
+deps-build:
+	scripts/install-deps.sh build
+	$(MAKE) --no-print-directory ui-deps
+
+deps-test:
+	scripts/install-deps.sh test
+	$(MAKE) --no-print-directory ui-deps
+	scripts/install-tools.sh
+
+ui-deps:
+	@if [ ! -f ui/node_modules/.package-lock.json ] || [ ui/package-lock.json -nt ui/node_modules/.package-lock.json ]; then \
+	  cd ui && npm ci --no-audit --no-fund; \
+	fi
+
+ui: ui-deps
+	cd ui && npm run --silent build
+
+build: ui
+	cargo build $(CARGO_SCOPE)
+
+lint: ui-deps
+	cargo fmt --all -- --check
+	cargo clippy $(CARGO_SCOPE) -- -D warnings
+	cd ui && npm run --silent check
+
+# Rewrites ui/src/lib/bindings.ts from the Rust types.
+bindings:
+	UPDATE_BINDINGS=1 cargo test $(CARGO_SCOPE) -- bindings::tests
+	@git --no-pager diff --stat -- ui/src/lib/bindings.ts || true
+
+# Copies the e2e run's screenshots that the README shows into docs/.
+screenshots:
+	mkdir -p docs/screenshots
+	cp artifacts/screenshots/{cite-dropped,settings,missions-empty}.png docs/screenshots/
+
+clean:
+	cargo clean
+	rm -rf ui/dist artifacts

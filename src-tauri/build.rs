@@ -1,0 +1,18 @@
+// The app manifest lists every command, so capabilities can grant each one by name
+// and the UI gets only what it uses.
+const COMMANDS: &[&str] = &[
+    "app_info",
+    "inspect_documents",
+    "pick_documents",
+    "key_status",
+    "set_key",
+    "delete_key",
+];
+
+fn main() {
+    tauri_build::try_build(
+        tauri_build::Attributes::new()
+            .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
+    )
+    .expect("tauri-build failed");
+}

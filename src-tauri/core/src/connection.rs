@@ -1,0 +1,135 @@
+//! Where Casebook talks to and how: one pooled HTTP client per base URL.
+
+use crate::error::{Error, ErrorCode, Result};
+use serde::Deserialize;
+use std::time::Duration;
+use url::Url;
+
+/// A validated base URL and the HTTP client that talks to it.
+#[derive(Clone, Debug)]
+pub struct Connection {
+    base: Url,
+    http: reqwest::Client,
+}
+
+/// What `GET /citations/health` says.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Health {
+    pub status: Option<String>,
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Connection {
+    /// Accepts https anywhere and plain http only on loopback: keys must not cross
+    /// a network in the clear.
+    pub fn new(base_url: &str) -> Result<Self> {
+        let base = parse_base_url(base_url)?;
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .user_agent(concat!("Casebook/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| Error::new(ErrorCode::Network, format!("Cannot set up HTTP: {e}")))?;
+        Ok(Self { base, http })
+    }
+
+    pub fn base_url(&self) -> &Url {
+        &self.base
+    }
+
+    pub(crate) fn url(&self, path: &str) -> Url {
+        let mut url = self.base.clone();
+        let joined = format!("{}{}", self.base.path().trim_end_matches('/'), path);
+        url.set_path(&joined);
+        url
+    }
+
+    /// `GET /citations/health`: no key needed.
+    pub async fn health(&self) -> Result<Health> {
+        let resp = self
+            .http
+            .get(self.url("/citations/health"))
+            .timeout(Duration::from_secs(15))
+            .send()
+            .await
+            .map_err(network_error)?;
+        let status = resp.status();
+        if !status.is_success() {
+            return Err(Error::new(
+                if status.is_server_error() { ErrorCode::Server } else { ErrorCode::Protocol },
+                format!("The citation service's health check answered {status}."),
+            )
+            .with_status(status.as_u16()));
+        }
+        resp.json::<Health>().await.map_err(|e| {
+            Error::new(ErrorCode::Protocol, format!("The health check did not answer JSON: {e}"))
+        })
+    }
+}
+
+/// Validates a base URL the user typed.
+pub fn parse_base_url(raw: &str) -> Result<Url> {
+    let raw = raw.trim();
+    let url = Url::parse(raw).map_err(|e| Error::invalid_input(format!("\"{raw}\" is not a URL: {e}.")))?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(Error::invalid_input("The base URL must not contain a user name or password."));
+    }
+    if url.query().is_some() || url.fragment().is_some() {
+        return Err(Error::invalid_input("The base URL must not have a query or fragment."));
+    }
+    match url.scheme() {
+        "https" => Ok(url),
+        "http" if is_loopback(&url) => Ok(url),
+        "http" => Err(Error::invalid_input(
+            "Use https: plain http is allowed only for this computer (localhost).",
+        )),
+        other => Err(Error::invalid_input(format!("Unsupported scheme \"{other}\": use https."))),
+    }
+}
+
+fn is_loopback(url: &Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// reqwest's errors can include the URL but never headers, so no key reaches them;
+/// we still word them for people.
+pub(crate) fn network_error(err: reqwest::Error) -> Error {
+    if err.is_timeout() {
+        return Error::new(ErrorCode::Timeout, "The service did not answer in time.");
+    }
+    let err = err.without_url();
+    let mut detail = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(s) = source {
+        detail = format!("{detail}: {s}");
+        source = s.source();
+    }
+    Error::new(ErrorCode::Network, format!("Cannot reach the service ({detail})."))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn https_anywhere_http_only_on_loopback() {
+        assert!(parse_base_url("https://cite.example.org").is_ok());
+        assert!(parse_base_url("http://127.0.0.1:8080").is_ok());
+        assert!(parse_base_url("http://localhost:1").is_ok());
+        assert!(parse_base_url("http://[::1]:9").is_ok());
+        for bad in ["http://example.org", "ftp://x", "not a url", "https://u:p@x.org", "https://x.org/?q=1"] {
+            assert_eq!(parse_base_url(bad).unwrap_err().code, ErrorCode::InvalidInput, "{bad}");
+        }
+    }
+
+    #[test]
+    fn paths_join_under_a_base_path() {
+        let c = Connection::new("https://x.org/api/").unwrap();
+        assert_eq!(c.url("/citations/health").as_str(), "https://x.org/api/citations/health");
+    }
+}

@@ -1,0 +1,335 @@
+//! Recognising what a file is from its bytes, never from its name.
+//!
+//! A user drops whatever they have; the services accept only .docx and .pptx. We
+//! tell them before anything is sent, with a reason specific enough to act on.
+
+use crate::error::{Error, ErrorCode, Result};
+use serde::Serialize;
+use std::io::{Cursor, Read};
+use std::path::Path;
+use ts_rs::TS;
+
+/// The services' request-body limit.
+pub const MAX_REQUEST_BYTES: u64 = 12 * 1024 * 1024;
+
+/// Bytes of JSON around the base64 of a document in a cite request
+/// (`{"fileBase64":"…","mode":"every_other","minCitations":…}`), generously rounded.
+const REQUEST_OVERHEAD_BYTES: u64 = 256;
+
+/// The largest document whose cite request still fits in [`MAX_REQUEST_BYTES`].
+pub const MAX_DOCUMENT_BYTES: u64 = (MAX_REQUEST_BYTES - REQUEST_OVERHEAD_BYTES) / 4 * 3;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(rename_all = "lowercase")]
+pub enum DocKind {
+    Docx,
+    Pptx,
+}
+
+impl DocKind {
+    pub fn extension(self) -> &'static str {
+        match self {
+            DocKind::Docx => "docx",
+            DocKind::Pptx => "pptx",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            DocKind::Docx => "Word document",
+            DocKind::Pptx => "PowerPoint presentation",
+        }
+    }
+}
+
+const OLE_MAGIC: [u8; 8] = [0xD0, 0xCF, 0x11, 0xE0, 0xA1, 0xB1, 0x1A, 0xE1];
+const ZIP_MAGIC: [u8; 4] = *b"PK\x03\x04";
+const ZIP_EMPTY_MAGIC: [u8; 4] = *b"PK\x05\x06";
+
+/// Says what `bytes` are, or why they cannot be cited.
+pub fn sniff(bytes: &[u8]) -> Result<DocKind> {
+    if bytes.is_empty() {
+        return Err(Error::new(ErrorCode::EmptyFile, "The file is empty."));
+    }
+    if bytes.starts_with(&OLE_MAGIC) {
+        return Err(sniff_ole(bytes));
+    }
+    if bytes.starts_with(&ZIP_MAGIC) || bytes.starts_with(&ZIP_EMPTY_MAGIC) {
+        return sniff_ooxml(bytes);
+    }
+    Err(Error::new(
+        ErrorCode::NotADocument,
+        "This is not a Word or PowerPoint document. Casebook cites .docx and .pptx files, or pasted text.",
+    ))
+}
+
+/// An OLE compound file is either a 97-2003 binary document or an encrypted OOXML
+/// package; the directory entry names (UTF-16LE) tell which.
+fn sniff_ole(bytes: &[u8]) -> Error {
+    let has = |name: &str| {
+        let needle: Vec<u8> = name.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        bytes.windows(needle.len()).any(|w| w == needle.as_slice())
+    };
+    if has("EncryptedPackage") || has("EncryptionInfo") {
+        return Error::new(
+            ErrorCode::EncryptedDocument,
+            "This document is password-protected. Remove the password in Word or PowerPoint, save, and try again.",
+        );
+    }
+    let what = if has("WordDocument") {
+        "a Word 97-2003 document (.doc)"
+    } else if has("PowerPoint Document") {
+        "a PowerPoint 97-2003 presentation (.ppt)"
+    } else {
+        "an old Office binary file"
+    };
+    Error::new(
+        ErrorCode::LegacyFormat,
+        format!("This is {what}. Open it in Word or PowerPoint, save it as .docx or .pptx, and try again."),
+    )
+}
+
+fn sniff_ooxml(bytes: &[u8]) -> Result<DocKind> {
+    let corrupt = |detail: String| {
+        Error::new(
+            ErrorCode::CorruptDocument,
+            format!("The file looks like an Office document but cannot be read ({detail}). It may be damaged or incompletely downloaded."),
+        )
+    };
+    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| corrupt(e.to_string()))?;
+    let mut types = String::new();
+    match archive.by_name("[Content_Types].xml") {
+        Ok(mut f) => {
+            // Content types of a real package are a few KB; refuse to inflate a bomb.
+            f.by_ref()
+                .take(1 << 20)
+                .read_to_string(&mut types)
+                .map_err(|e| corrupt(e.to_string()))?;
+        }
+        Err(zip::result::ZipError::FileNotFound) => {
+            return Err(Error::new(
+                ErrorCode::NotADocument,
+                "This is a zip archive, not a Word or PowerPoint document.",
+            ));
+        }
+        Err(e) => return Err(corrupt(e.to_string())),
+    }
+    let main = main_content_types(&types).map_err(corrupt)?;
+    let kind = classify(&main)?;
+    let main_part = match kind {
+        DocKind::Docx => "word/document.xml",
+        DocKind::Pptx => "ppt/presentation.xml",
+    };
+    // A package whose content types promise a main part it does not hold is damaged.
+    let present = archive.file_names().any(|n| n == main_part);
+    if !present {
+        return Err(corrupt(format!("{main_part} is missing")));
+    }
+    Ok(kind)
+}
+
+/// The content types of the package's Override entries, lower-cased.
+fn main_content_types(xml: &str) -> std::result::Result<Vec<String>, String> {
+    use quick_xml::events::Event;
+    // quick-xml never expands DTD entities, so a hostile [Content_Types].xml cannot
+    // make us fetch or read anything.
+    let mut reader = quick_xml::Reader::from_str(xml);
+    let mut out = Vec::new();
+    loop {
+        match reader.read_event() {
+            Ok(Event::Empty(e)) | Ok(Event::Start(e)) if e.local_name().as_ref() == b"Override" => {
+                for attr in e.attributes().flatten() {
+                    if attr.key.local_name().as_ref() == b"ContentType" {
+                        out.push(String::from_utf8_lossy(&attr.value).to_ascii_lowercase());
+                    }
+                }
+            }
+            Ok(Event::Eof) => return Ok(out),
+            Ok(_) => {}
+            Err(e) => return Err(format!("[Content_Types].xml: {e}")),
+        }
+    }
+}
+
+fn classify(types: &[String]) -> Result<DocKind> {
+    let has = |t: &str| types.iter().any(|x| x == t);
+    const OXML: &str = "application/vnd.openxmlformats-officedocument.";
+    if has(&format!("{OXML}wordprocessingml.document.main+xml")) {
+        return Ok(DocKind::Docx);
+    }
+    if has(&format!("{OXML}presentationml.presentation.main+xml")) {
+        return Ok(DocKind::Pptx);
+    }
+    if has("application/vnd.ms-word.document.macroenabled.main+xml")
+        || has("application/vnd.ms-word.template.macroenabledtemplate.main+xml")
+        || has("application/vnd.ms-powerpoint.presentation.macroenabled.main+xml")
+        || has("application/vnd.ms-powerpoint.slideshow.macroenabled.main+xml")
+        || has("application/vnd.ms-powerpoint.template.macroenabled.main+xml")
+    {
+        return Err(Error::new(
+            ErrorCode::MacroEnabled,
+            "This document contains macros (.docm or .pptm). Save a copy as .docx or .pptx without macros and try again.",
+        ));
+    }
+    if has(&format!("{OXML}wordprocessingml.template.main+xml"))
+        || has(&format!("{OXML}presentationml.template.main+xml"))
+        || has(&format!("{OXML}presentationml.slideshow.main+xml"))
+    {
+        return Err(Error::new(
+            ErrorCode::TemplateOrShow,
+            "This is a template or a slide show (.dotx, .potx or .ppsx). Save it as a .docx or .pptx document and try again.",
+        ));
+    }
+    if types.iter().any(|t| t.starts_with(&format!("{OXML}spreadsheetml."))) {
+        return Err(Error::new(
+            ErrorCode::UnsupportedDocument,
+            "This is an Excel workbook. Casebook cites Word (.docx) and PowerPoint (.pptx) documents.",
+        ));
+    }
+    Err(Error::new(
+        ErrorCode::UnsupportedDocument,
+        "This Office package is not a Word or PowerPoint document.",
+    ))
+}
+
+/// What Casebook knows about a file the user brought in, before anything is sent.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct DocumentInfo {
+    pub path: String,
+    pub name: String,
+    #[ts(type = "number")]
+    pub size: u64,
+    /// Set when the file can be cited.
+    pub kind: Option<DocKind>,
+    /// Why the file cannot be cited, when it cannot.
+    pub problem: Option<Error>,
+}
+
+/// Reads and checks a file. Never fails: a problem with the file is part of the answer.
+pub fn inspect(path: &Path) -> DocumentInfo {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.display().to_string());
+    let mut info = DocumentInfo {
+        path: path.display().to_string(),
+        name,
+        size: 0,
+        kind: None,
+        problem: None,
+    };
+    let meta = match std::fs::metadata(path) {
+        Ok(m) => m,
+        Err(e) => {
+            info.problem = Some(Error::io("Cannot read the file", &e));
+            return info;
+        }
+    };
+    if meta.is_dir() {
+        info.problem = Some(Error::new(
+            ErrorCode::NotADocument,
+            "This is a folder. Drop the documents inside it instead.",
+        ));
+        return info;
+    }
+    info.size = meta.len();
+    if info.size > MAX_DOCUMENT_BYTES {
+        info.problem = Some(too_large(info.size));
+        return info;
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => match sniff(&bytes) {
+            Ok(kind) => info.kind = Some(kind),
+            Err(e) => info.problem = Some(e),
+        },
+        Err(e) => info.problem = Some(Error::io("Cannot read the file", &e)),
+    }
+    info
+}
+
+pub fn too_large(size: u64) -> Error {
+    Error::new(
+        ErrorCode::TooLarge,
+        format!(
+            "This file is {:.1} MB; the citation service accepts documents up to {:.1} MB (a 12 MB request).",
+            size as f64 / 1_048_576.0,
+            MAX_DOCUMENT_BYTES as f64 / 1_048_576.0
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn package(entries: &[(&str, &str)]) -> Vec<u8> {
+        let mut buf = Cursor::new(Vec::new());
+        let mut zip = zip::ZipWriter::new(&mut buf);
+        let opts = zip::write::SimpleFileOptions::default();
+        for (name, body) in entries {
+            zip.start_file(*name, opts).unwrap();
+            zip.write_all(body.as_bytes()).unwrap();
+        }
+        zip.finish().unwrap();
+        buf.into_inner()
+    }
+
+    fn types(main: &str) -> String {
+        format!(
+            r#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/x" ContentType="{main}"/></Types>"#
+        )
+    }
+
+    #[test]
+    fn recognises_docx_and_pptx_by_content_type_not_name() {
+        let docx = package(&[
+            ("[Content_Types].xml", &types("application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml")),
+            ("word/document.xml", "<w:document/>"),
+        ]);
+        assert_eq!(sniff(&docx).unwrap(), DocKind::Docx);
+        let pptx = package(&[
+            ("[Content_Types].xml", &types("application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml")),
+            ("ppt/presentation.xml", "<p:presentation/>"),
+        ]);
+        assert_eq!(sniff(&pptx).unwrap(), DocKind::Pptx);
+    }
+
+    #[test]
+    fn each_kind_of_wrong_file_has_its_own_code() {
+        let cases: Vec<(&str, Vec<u8>, ErrorCode)> = vec![
+            ("empty", vec![], ErrorCode::EmptyFile),
+            ("text", b"hello".to_vec(), ErrorCode::NotADocument),
+            ("plain zip", package(&[("a.txt", "a")]), ErrorCode::NotADocument),
+            ("truncated zip", package(&[("a.txt", "a")])[..20].to_vec(), ErrorCode::CorruptDocument),
+            ("docm", package(&[("[Content_Types].xml", &types("application/vnd.ms-word.document.macroEnabled.main+xml"))]), ErrorCode::MacroEnabled),
+            ("dotx", package(&[("[Content_Types].xml", &types("application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml"))]), ErrorCode::TemplateOrShow),
+            ("xlsx", package(&[("[Content_Types].xml", &types("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"))]), ErrorCode::UnsupportedDocument),
+            ("docx without its main part", package(&[("[Content_Types].xml", &types("application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"))]), ErrorCode::CorruptDocument),
+        ];
+        for (what, bytes, want) in cases {
+            let got = sniff(&bytes).expect_err(what);
+            assert_eq!(got.code, want, "{what}: {}", got.message);
+        }
+    }
+
+    #[test]
+    fn ole_containers_are_told_apart() {
+        let mut doc = OLE_MAGIC.to_vec();
+        doc.extend("WordDocument".encode_utf16().flat_map(u16::to_le_bytes));
+        assert_eq!(sniff(&doc).unwrap_err().code, ErrorCode::LegacyFormat);
+        let mut enc = OLE_MAGIC.to_vec();
+        enc.extend("EncryptionInfo".encode_utf16().flat_map(u16::to_le_bytes));
+        assert_eq!(sniff(&enc).unwrap_err().code, ErrorCode::EncryptedDocument);
+    }
+
+    #[test]
+    fn document_limit_leaves_room_for_base64_and_json() {
+        let encoded = MAX_DOCUMENT_BYTES.div_ceil(3) * 4;
+        assert!(encoded + REQUEST_OVERHEAD_BYTES <= MAX_REQUEST_BYTES, "{encoded}");
+        assert!(MAX_DOCUMENT_BYTES > 9 * 1_000_000, "about 9 MB of document must fit");
+    }
+}

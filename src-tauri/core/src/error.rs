@@ -1,0 +1,203 @@
+//! One error type for everything core does.
+//!
+//! The UI and the CLI switch on [`ErrorCode`], never on message text; messages are
+//! written for the person reading them and never contain a secret.
+
+use serde::Serialize;
+use std::fmt;
+use ts_rs::TS;
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A stable, machine-readable reason. Serialized in snake_case; the UI switches on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The service rejected the key, or no key is stored.
+    Unauthorized,
+    /// The service kept answering 429 after the retries we allow.
+    RateLimited,
+    /// The request body would exceed the service's 12 MB limit.
+    TooLarge,
+    /// A value the user typed or passed is not acceptable.
+    InvalidInput,
+    /// The file is empty.
+    EmptyFile,
+    /// The bytes are not an Office document at all.
+    NotADocument,
+    /// A Word 97-2003 or PowerPoint 97-2003 binary file.
+    LegacyFormat,
+    /// A password-protected Office document (an OLE container around the real package).
+    EncryptedDocument,
+    /// A .docm/.pptm: the services accept only macro-free documents.
+    MacroEnabled,
+    /// A .dotx/.potx/.ppsx: a template or show, not a document to cite.
+    TemplateOrShow,
+    /// An Office package of another kind (a spreadsheet, say).
+    UnsupportedDocument,
+    /// A zip that cannot be read, or an Office package missing its main part.
+    CorruptDocument,
+    /// Reading or writing a local file failed.
+    Io,
+    /// No Secret Service (keyring) answered.
+    KeyringUnavailable,
+    /// The connection failed.
+    Network,
+    /// The service did not answer in time.
+    Timeout,
+    /// The service answered 5xx.
+    Server,
+    /// The service answered something the contract does not allow.
+    Protocol,
+    /// Asked for something that does not exist (a session, a key).
+    NotFound,
+    /// The request conflicts with the current state (no active turn to cancel).
+    Conflict,
+    /// The user cancelled.
+    Cancelled,
+}
+
+impl ErrorCode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::RateLimited => "rate_limited",
+            ErrorCode::TooLarge => "too_large",
+            ErrorCode::InvalidInput => "invalid_input",
+            ErrorCode::EmptyFile => "empty_file",
+            ErrorCode::NotADocument => "not_a_document",
+            ErrorCode::LegacyFormat => "legacy_format",
+            ErrorCode::EncryptedDocument => "encrypted_document",
+            ErrorCode::MacroEnabled => "macro_enabled",
+            ErrorCode::TemplateOrShow => "template_or_show",
+            ErrorCode::UnsupportedDocument => "unsupported_document",
+            ErrorCode::CorruptDocument => "corrupt_document",
+            ErrorCode::Io => "io",
+            ErrorCode::KeyringUnavailable => "keyring_unavailable",
+            ErrorCode::Network => "network",
+            ErrorCode::Timeout => "timeout",
+            ErrorCode::Server => "server",
+            ErrorCode::Protocol => "protocol",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::Conflict => "conflict",
+            ErrorCode::Cancelled => "cancelled",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What went wrong, for a person (`message`) and for code (`code`).
+#[derive(Debug, Clone, PartialEq, Serialize, TS, thiserror::Error)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+#[error("{message}")]
+pub struct Error {
+    pub code: ErrorCode,
+    pub message: String,
+    /// Seconds until a retry is allowed, when the service said so.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub retry_after_secs: Option<u64>,
+    /// The HTTP status the service answered with, when there was one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub status: Option<u16>,
+}
+
+impl Error {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self {
+            code,
+            message: message.into(),
+            retry_after_secs: None,
+            status: None,
+        }
+    }
+
+    pub fn with_status(mut self, status: u16) -> Self {
+        self.status = Some(status);
+        self
+    }
+
+    pub fn with_retry_after(mut self, secs: u64) -> Self {
+        self.retry_after_secs = Some(secs);
+        self
+    }
+
+    pub fn invalid_input(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::InvalidInput, message)
+    }
+
+    pub fn io(context: &str, err: &std::io::Error) -> Self {
+        Self::new(ErrorCode::Io, format!("{context}: {err}"))
+    }
+
+    pub fn is_unauthorized(&self) -> bool {
+        self.code == ErrorCode::Unauthorized
+    }
+
+    pub fn is_rate_limited(&self) -> bool {
+        self.code == ErrorCode::RateLimited
+    }
+
+    pub fn is_too_large(&self) -> bool {
+        self.code == ErrorCode::TooLarge
+    }
+
+    /// True for the kinds of failure that say something about the user's file
+    /// rather than about the service or the connection.
+    pub fn is_bad_document(&self) -> bool {
+        matches!(
+            self.code,
+            ErrorCode::EmptyFile
+                | ErrorCode::NotADocument
+                | ErrorCode::LegacyFormat
+                | ErrorCode::EncryptedDocument
+                | ErrorCode::MacroEnabled
+                | ErrorCode::TemplateOrShow
+                | ErrorCode::UnsupportedDocument
+                | ErrorCode::CorruptDocument
+                | ErrorCode::TooLarge
+        )
+    }
+
+    pub fn is_network(&self) -> bool {
+        matches!(self.code, ErrorCode::Network | ErrorCode::Timeout)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn serializes_as_code_and_message_for_the_ui() {
+        let err = Error::new(ErrorCode::RateLimited, "Slow down").with_retry_after(7);
+        let json = serde_json::to_value(&err).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"code": "rate_limited", "message": "Slow down", "retryAfterSecs": 7}),
+            "the UI reads code, message and retryAfterSecs by these names"
+        );
+    }
+
+    #[test]
+    fn as_str_matches_serde_name_for_every_code() {
+        use ErrorCode::*;
+        for code in [
+            Unauthorized, RateLimited, TooLarge, InvalidInput, EmptyFile, NotADocument,
+            LegacyFormat, EncryptedDocument, MacroEnabled, TemplateOrShow, UnsupportedDocument,
+            CorruptDocument, Io, KeyringUnavailable, Network, Timeout, Server, Protocol, NotFound,
+            Conflict, Cancelled,
+        ] {
+            let json = serde_json::to_value(code).unwrap();
+            assert_eq!(json.as_str(), Some(code.as_str()), "code {code:?} serializes differently from as_str");
+        }
+    }
+}

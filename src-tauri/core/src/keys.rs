@@ -1,0 +1,247 @@
+//! API keys in the OS keyring (Secret Service on Linux), never on disk.
+//!
+//! A key leaves this module only as an [`ApiKey`], whose `Debug` is redacted and
+//! which has no `Serialize`: the one way to read it is [`ApiKey::expose`], called
+//! where the `Authorization` header is built.
+
+use crate::error::{Error, ErrorCode, Result};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use ts_rs::TS;
+
+/// The keyring "service" attribute of Casebook's entries.
+pub const KEYRING_SERVICE: &str = "casebook";
+
+/// Which remote service a key belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(rename_all = "lowercase")]
+pub enum Service {
+    Citations,
+    Investigations,
+}
+
+impl Service {
+    pub const ALL: [Service; 2] = [Service::Citations, Service::Investigations];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Service::Citations => "citations",
+            Service::Investigations => "investigations",
+        }
+    }
+
+    /// The environment variable that overrides the keyring, for scripts and CI.
+    pub fn env_var(self) -> &'static str {
+        match self {
+            Service::Citations => "CASEBOOK_CITATIONS_KEY",
+            Service::Investigations => "CASEBOOK_INVESTIGATIONS_KEY",
+        }
+    }
+}
+
+impl std::str::FromStr for Service {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "citations" => Ok(Service::Citations),
+            "investigations" => Ok(Service::Investigations),
+            other => Err(Error::invalid_input(format!(
+                "Unknown service \"{other}\": use citations or investigations."
+            ))),
+        }
+    }
+}
+
+/// An API key. Redacted when printed; not serializable.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Trims surrounding white space and refuses what cannot be a key.
+    pub fn parse(raw: &str) -> Result<Self> {
+        let key = raw.trim();
+        if key.is_empty() {
+            return Err(Error::invalid_input("The key is empty."));
+        }
+        if key.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(Error::invalid_input(
+                "A key is one word: it cannot contain spaces or line breaks.",
+            ));
+        }
+        Ok(Self(key.to_owned()))
+    }
+
+    /// The key itself. Call only to build the `Authorization` header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// Enough to recognise a key, not to use it: the last four characters.
+    pub fn masked(&self) -> String {
+        let tail: String = self.0.chars().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect();
+        if self.0.chars().count() <= 8 {
+            "••••".to_owned()
+        } else {
+            format!("••••{tail}")
+        }
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(<redacted>)")
+    }
+}
+
+/// Where a key comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(rename_all = "lowercase")]
+pub enum KeySource {
+    Keyring,
+    Environment,
+    None,
+}
+
+/// What the UI may know about a key: whether there is one, and its masked form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct KeyStatus {
+    pub service: Service,
+    pub source: KeySource,
+    pub masked: Option<String>,
+}
+
+/// Casebook's keys in the OS keyring. Every call runs on a blocking thread:
+/// Secret Service calls can wait on D-Bus and an unlock prompt.
+#[derive(Debug, Clone)]
+pub struct KeyStore {
+    namespace: String,
+    use_env: bool,
+}
+
+impl Default for KeyStore {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl KeyStore {
+    /// The store the app and the CLI use; environment variables override it.
+    pub fn new() -> Self {
+        Self {
+            namespace: KEYRING_SERVICE.to_owned(),
+            use_env: true,
+        }
+    }
+
+    /// A store under another keyring service name, ignoring the environment (tests).
+    pub fn with_namespace(namespace: impl Into<String>) -> Self {
+        Self {
+            namespace: namespace.into(),
+            use_env: false,
+        }
+    }
+
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    fn entry(&self, service: Service) -> Result<keyring::Entry> {
+        keyring::Entry::new(&self.namespace, service.as_str()).map_err(keyring_error)
+    }
+
+    /// Stores `raw` (trimmed) as the key for `service`, replacing any earlier one.
+    /// A key that fails validation never touches the stored one.
+    pub async fn set(&self, service: Service, raw: &str) -> Result<()> {
+        let key = ApiKey::parse(raw)?;
+        let store = self.clone();
+        blocking(move || store.entry(service)?.set_password(key.expose()).map_err(keyring_error)).await
+    }
+
+    /// The key for `service`: from the environment override, else the keyring.
+    pub async fn get(&self, service: Service) -> Result<Option<ApiKey>> {
+        if let Some(key) = self.from_env(service) {
+            return Ok(Some(key));
+        }
+        let store = self.clone();
+        blocking(move || match store.entry(service)?.get_password() {
+            Ok(raw) => Ok(Some(ApiKey::parse(&raw)?)),
+            Err(keyring::Error::NoEntry) => Ok(None),
+            Err(e) => Err(keyring_error(e)),
+        })
+        .await
+    }
+
+    /// Removes the stored key. Returns whether there was one.
+    pub async fn delete(&self, service: Service) -> Result<bool> {
+        let store = self.clone();
+        blocking(move || match store.entry(service)?.delete_credential() {
+            Ok(()) => Ok(true),
+            Err(keyring::Error::NoEntry) => Ok(false),
+            Err(e) => Err(keyring_error(e)),
+        })
+        .await
+    }
+
+    pub async fn status(&self, service: Service) -> Result<KeyStatus> {
+        let source = if self.from_env(service).is_some() {
+            KeySource::Environment
+        } else {
+            KeySource::Keyring
+        };
+        let key = self.get(service).await?;
+        Ok(KeyStatus {
+            service,
+            source: if key.is_some() { source } else { KeySource::None },
+            masked: key.map(|k| k.masked()),
+        })
+    }
+
+    fn from_env(&self, service: Service) -> Option<ApiKey> {
+        if !self.use_env {
+            return None;
+        }
+        std::env::var(service.env_var()).ok().and_then(|v| ApiKey::parse(&v).ok())
+    }
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::new(ErrorCode::KeyringUnavailable, format!("The keyring call did not finish: {e}")))?
+}
+
+/// Keyring errors never carry the secret, but they can carry platform detail worth showing.
+fn keyring_error(err: keyring::Error) -> Error {
+    let detail = err.to_string();
+    Error::new(
+        ErrorCode::KeyringUnavailable,
+        format!(
+            "The system keyring is not available ({detail}). Casebook keeps API keys only in the keyring: start or unlock it (GNOME Keyring, KWallet) and try again."
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_trimmed_and_validated() {
+        assert_eq!(ApiKey::parse("  sk-abc \n").unwrap().expose(), "sk-abc");
+        assert_eq!(ApiKey::parse("   ").unwrap_err().code, ErrorCode::InvalidInput);
+        assert_eq!(ApiKey::parse("a b").unwrap_err().code, ErrorCode::InvalidInput);
+    }
+
+    #[test]
+    fn debug_and_mask_never_show_the_key() {
+        let key = ApiKey::parse("sk-live-0123456789abcdef").unwrap();
+        let shown = format!("{key:?} {}", key.masked());
+        assert!(!shown.contains("0123456789"), "{shown}");
+        assert_eq!(key.masked(), "••••cdef");
+        assert_eq!(ApiKey::parse("short").unwrap().masked(), "••••");
+    }
+}

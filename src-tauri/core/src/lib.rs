@@ -1,0 +1,11 @@
+//! Casebook's core: everything the app and the CLI do, without Tauri.
+//!
+//! The app crate and the `casebook` CLI are thin shells over this crate, so every
+//! behaviour a user sees can be tested headless against the sandbox.
+
+pub mod connection;
+pub mod documents;
+pub mod error;
+pub mod keys;
+
+pub use error::{Error, ErrorCode, Result};

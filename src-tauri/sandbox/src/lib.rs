@@ -1,0 +1,128 @@
+//! Casebook's sandbox: both services' contract served on loopback.
+//!
+//! The real services have no sandbox and no trial key, so Casebook ships this one.
+//! It is the app's default backend until a real account is connected, and every
+//! test runs against it. Its choices for what the contract leaves "not shown" are
+//! recorded in `docs/contract.md`.
+
+mod auth;
+mod routes;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tokio::sync::oneshot;
+
+/// The bearer key accepted when no key is configured. Shown by the app in sandbox mode.
+pub const DEMO_KEY: &str = "cbx_sandbox_demo_key";
+
+/// How fast missions unfold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum Pace {
+    /// Seconds between steps, like a real investigation.
+    #[default]
+    Realistic,
+    /// No waiting: for tests.
+    Instant,
+}
+
+#[derive(Debug, Clone)]
+pub struct SandboxConfig {
+    /// Port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// Where sessions are kept across restarts; `None` keeps them in memory.
+    pub data_dir: Option<PathBuf>,
+    /// Bearer keys accepted; empty means only [`DEMO_KEY`].
+    pub keys: Vec<String>,
+    pub pace: Pace,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        Self {
+            port: 0,
+            data_dir: None,
+            keys: Vec::new(),
+            pace: Pace::Realistic,
+        }
+    }
+}
+
+pub(crate) struct Shared {
+    pub keys: Vec<String>,
+}
+
+/// A sandbox serving in the background. Dropping it stops the server.
+pub struct RunningSandbox {
+    base_url: String,
+    addr: SocketAddr,
+    keys: Vec<String>,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl RunningSandbox {
+    /// `http://127.0.0.1:PORT`, without a trailing slash.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The keys this sandbox accepts.
+    pub fn keys(&self) -> &[String] {
+        &self.keys
+    }
+
+    /// Stops serving and waits until the listener is closed.
+    pub async fn stop(mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for RunningSandbox {
+    fn drop(&mut self) {
+        if let Some(tx) = self.shutdown.take() {
+            let _ = tx.send(());
+        }
+    }
+}
+
+/// Binds 127.0.0.1 and serves in a background task. Returns once the port is open.
+pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
+    let keys = if config.keys.is_empty() {
+        vec![DEMO_KEY.to_owned()]
+    } else {
+        config.keys.clone()
+    };
+    if let Some(dir) = &config.data_dir {
+        std::fs::create_dir_all(dir)?;
+    }
+    let shared = Arc::new(Shared { keys: keys.clone() });
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", config.port)).await?;
+    let addr = listener.local_addr()?;
+    let (tx, rx) = oneshot::channel::<()>();
+    let app = routes::router(shared);
+    let task = tokio::spawn(async move {
+        let serve = axum::serve(listener, app).with_graceful_shutdown(async {
+            let _ = rx.await;
+        });
+        if let Err(e) = serve.await {
+            tracing::error!("sandbox stopped: {e}");
+        }
+    });
+    Ok(RunningSandbox {
+        base_url: format!("http://{addr}"),
+        addr,
+        keys,
+        shutdown: Some(tx),
+        task: Some(task),
+    })
+}

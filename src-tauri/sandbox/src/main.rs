@@ -1,0 +1,44 @@
+//! `casebook-sandbox`: serves both services' contract on loopback until stopped.
+
+use casebook_sandbox::{Pace, SandboxConfig, DEMO_KEY};
+use clap::Parser;
+use std::path::PathBuf;
+
+#[derive(Parser)]
+#[command(version, about = "Casebook's local sandbox of the citation and investigation services")]
+struct Args {
+    /// Port on 127.0.0.1 (0 picks a free one).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Keep sessions here so they survive a restart.
+    #[arg(long)]
+    data_dir: Option<PathBuf>,
+    /// A bearer key to accept (repeatable). Without it, the demo key is accepted.
+    #[arg(long = "key")]
+    keys: Vec<String>,
+    /// How fast missions unfold.
+    #[arg(long, value_enum, default_value_t = Pace::Realistic)]
+    pace: Pace,
+}
+
+#[tokio::main]
+async fn main() -> std::io::Result<()> {
+    tracing_subscriber::fmt().with_writer(std::io::stderr).init();
+    let args = Args::parse();
+    let demo = args.keys.is_empty();
+    let sandbox = casebook_sandbox::start(SandboxConfig {
+        port: args.port,
+        data_dir: args.data_dir,
+        keys: args.keys,
+        pace: args.pace,
+    })
+    .await?;
+    if demo {
+        eprintln!("demo key: {DEMO_KEY}");
+    }
+    // The base URL alone on stdout, so scripts can read it.
+    println!("{}", sandbox.base_url());
+    tokio::signal::ctrl_c().await?;
+    sandbox.stop().await;
+    Ok(())
+}

@@ -1,0 +1,53 @@
+//! Native file dialogs (rfd's GTK backend), with a test hook.
+//!
+//! When `CASEBOOK_DIALOG_PATH` is set, no dialog opens: an open dialog returns the
+//! paths it lists (separated by `:`), a save or folder dialog returns it. Native
+//! dialogs cannot be driven reliably under Xvfb; this lets tests drive every flow
+//! that opens or saves files.
+
+use casebook_core::{Error, ErrorCode};
+use std::path::PathBuf;
+
+const TEST_HOOK: &str = "CASEBOOK_DIALOG_PATH";
+
+fn hooked_paths() -> Option<Vec<PathBuf>> {
+    let raw = std::env::var_os(TEST_HOOK)?;
+    Some(std::env::split_paths(&raw).filter(|p| !p.as_os_str().is_empty()).collect())
+}
+
+/// Asks the user for one or more documents to cite.
+pub async fn pick_documents<R: tauri::Runtime>(window: &tauri::Window<R>) -> Result<Vec<PathBuf>, Error> {
+    if let Some(paths) = hooked_paths() {
+        return Ok(paths);
+    }
+    let picked = on_main_thread(window, |parent| {
+        let mut dialog = rfd::FileDialog::new()
+            .set_title("Choose documents to cite")
+            .add_filter("Word and PowerPoint documents", &["docx", "pptx"])
+            .add_filter("All files", &["*"]);
+        if let Some(parent) = parent {
+            dialog = dialog.set_parent(parent);
+        }
+        dialog.pick_files()
+    })
+    .await?;
+    Ok(picked.unwrap_or_default())
+}
+
+/// GTK dialogs must run on the thread that owns the GTK main loop.
+async fn on_main_thread<R, T, F>(window: &tauri::Window<R>, f: F) -> Result<T, Error>
+where
+    R: tauri::Runtime,
+    T: Send + 'static,
+    F: FnOnce(Option<&tauri::Window<R>>) -> T + Send + 'static,
+{
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let parent = window.clone();
+    window
+        .run_on_main_thread(move || {
+            let _ = tx.send(f(Some(&parent)));
+        })
+        .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot open the dialog: {e}")))?;
+    rx.await
+        .map_err(|_| Error::new(ErrorCode::Io, "The dialog closed without an answer."))
+}

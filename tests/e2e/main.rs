@@ -1,0 +1,4 @@
+//! End-to-end: the real Casebook window under Xvfb, driven through WebDriver.
+//! Every test here would fail if the window did not render.
+
+mod shell;

@@ -1,0 +1,61 @@
+//! The end-to-end harness: a private X display, tauri-driver, the real app, and
+//! helpers that act as a person would (real drag-and-drop, screenshots).
+
+mod display;
+mod drag;
+mod session;
+
+pub use display::Xvfb;
+pub use drag::drag_files_onto;
+pub use session::{App, AppOptions};
+
+use std::path::PathBuf;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+}
+
+/// Where the e2e run leaves screenshots for people and CI to look at.
+pub fn artifacts_dir() -> PathBuf {
+    let dir = root().join("artifacts/screenshots");
+    std::fs::create_dir_all(&dir).expect("cannot create artifacts/screenshots");
+    dir
+}
+
+/// A file in `tests/data`.
+pub fn data(rel: &str) -> PathBuf {
+    let p = root().join("tests/data").join(rel);
+    assert!(p.exists(), "missing test data {}", p.display());
+    p
+}
+
+/// The built app binary (`cargo build --workspace` puts it there).
+pub fn app_binary() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
+    let bin = target.join("debug/casebook-app");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it first with `cargo build --workspace` (make test does)",
+        bin.display()
+    );
+    bin
+}
+
+/// Runs a command to completion and returns its stdout, panicking with its stderr on failure.
+pub(crate) fn run(cmd: &mut std::process::Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd:?} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Only one app at a time: the machine has two cores and WebKit wants both.
+pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -1,0 +1,187 @@
+//! The real app under tauri-driver + WebKitWebDriver, driven through WebDriver.
+
+use crate::{Xvfb, app_binary, artifacts_dir, run};
+use fantoccini::elements::Element;
+use fantoccini::{Client, ClientBuilder, Locator};
+use std::net::TcpStream;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+#[derive(Default)]
+pub struct AppOptions {
+    /// What native dialogs answer (`CASEBOOK_DIALOG_PATH`); unset opens real dialogs.
+    pub dialog_path: Option<String>,
+    /// Extra environment for the app.
+    pub env: Vec<(String, String)>,
+    /// Reuse a data directory (to test what survives a restart); a fresh one otherwise.
+    pub data_dir: Option<PathBuf>,
+}
+
+pub struct App {
+    pub client: Client,
+    driver: Child,
+    data_dir: Option<tempfile::TempDir>,
+    data_path: PathBuf,
+    pub xvfb: Xvfb,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+fn tauri_driver() -> PathBuf {
+    if let Ok(out) = Command::new("sh").args(["-c", "command -v tauri-driver"]).output() {
+        let p = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if !p.is_empty() {
+            return p.into();
+        }
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    let p = home.join(".cargo/bin/tauri-driver");
+    assert!(p.exists(), "tauri-driver is not installed: `cargo install tauri-driver --locked` (make test does)");
+    p
+}
+
+impl App {
+    /// Starts a private display, tauri-driver, and the app in a fresh data directory.
+    pub async fn launch(opts: AppOptions) -> App {
+        let xvfb = Xvfb::start();
+        let (data_dir, data_path) = match opts.data_dir {
+            Some(p) => (None, p),
+            None => {
+                let t = tempfile::Builder::new().prefix("casebook-e2e-").tempdir().unwrap();
+                let p = t.path().to_path_buf();
+                (Some(t), p)
+            }
+        };
+        let port = free_port();
+        let native_port = free_port();
+        let mut cmd = Command::new(tauri_driver());
+        cmd.args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
+            .env("DISPLAY", xvfb.display())
+            .env_remove("WAYLAND_DISPLAY")
+            .env("GDK_BACKEND", "x11")
+            .env("CASEBOOK_DATA_DIR", &data_path)
+            .env_remove("CASEBOOK_DIALOG_PATH")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        if let Some(d) = &opts.dialog_path {
+            cmd.env("CASEBOOK_DIALOG_PATH", d);
+        }
+        for (k, v) in &opts.env {
+            cmd.env(k, v);
+        }
+        let driver = cmd.spawn().expect("cannot start tauri-driver");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "tauri-driver did not open port {port}");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut caps = serde_json::Map::new();
+        caps.insert("browserName".into(), "wry".into());
+        caps.insert(
+            "tauri:options".into(),
+            serde_json::json!({ "application": app_binary() }),
+        );
+        let client = ClientBuilder::rustls()
+            .expect("rustls client")
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{port}"))
+            .await
+            .expect("WebDriver session with the app (is webkit2gtk-driver installed?)");
+        App { client, driver, data_dir, data_path, xvfb }
+    }
+
+    pub fn data_dir(&self) -> &std::path::Path {
+        &self.data_path
+    }
+
+    /// Waits (up to 20 s) for the element with this `data-testid`.
+    pub async fn testid(&self, id: &str) -> Element {
+        self.wait_css(&format!("[data-testid=\"{id}\"]")).await
+    }
+
+    pub async fn wait_css(&self, css: &str) -> Element {
+        self.client
+            .wait()
+            .at_most(Duration::from_secs(20))
+            .for_element(Locator::Css(css))
+            .await
+            .unwrap_or_else(|e| panic!("no element matches {css} within 20 s: {e}"))
+    }
+
+    /// Every element matching `css`, now.
+    pub async fn all_css(&self, css: &str) -> Vec<Element> {
+        self.client.find_all(Locator::Css(css)).await.unwrap_or_default()
+    }
+
+    /// Polls until `f` is true, or panics with `what` after 20 s.
+    pub async fn until<F, Fut>(&self, what: &str, mut f: F)
+    where
+        F: FnMut() -> Fut,
+        Fut: std::future::Future<Output = bool>,
+    {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if f().await {
+                return;
+            }
+            assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    pub async fn click(&self, id: &str) {
+        self.testid(id).await.click().await.unwrap_or_else(|e| panic!("cannot click {id}: {e}"));
+    }
+
+    /// Saves a PNG of the window to `artifacts/screenshots/NAME.png`.
+    pub async fn screenshot(&self, name: &str) -> PathBuf {
+        let png = self.client.screenshot().await.expect("screenshot");
+        assert!(png.starts_with(b"\x89PNG"), "screenshot is not a PNG");
+        let path = artifacts_dir().join(format!("{name}.png"));
+        std::fs::write(&path, png).expect("cannot save screenshot");
+        path
+    }
+
+    /// The app window's position and size on the X screen: (x, y, width, height).
+    pub fn window_geometry(&self) -> (i32, i32, i32, i32) {
+        let ids = run(Command::new("xdotool")
+            .args(["search", "--sync", "--onlyvisible", "--name", "^Casebook$"])
+            .env("DISPLAY", self.xvfb.display()));
+        let id = ids.lines().next().expect("no Casebook window on the display").to_owned();
+        let shell = run(Command::new("xdotool")
+            .args(["getwindowgeometry", "--shell", &id])
+            .env("DISPLAY", self.xvfb.display()));
+        let get = |k: &str| -> i32 {
+            shell
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{k}=")))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or_else(|| panic!("xdotool said no {k}: {shell}"))
+        };
+        (get("X"), get("Y"), get("WIDTH"), get("HEIGHT"))
+    }
+
+    /// The screen point at the centre of an element, for OS-level input.
+    pub async fn screen_center_of(&self, el: &Element) -> (i32, i32) {
+        let (x, y, w, h) = el.rectangle().await.expect("element rectangle");
+        let (wx, wy, _, _) = self.window_geometry();
+        (wx + (x + w / 2.0) as i32, wy + (y + h / 2.0) as i32)
+    }
+
+    pub async fn close(mut self) {
+        let _ = self.client.clone().close().await;
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+        drop(self.data_dir.take());
+    }
+}
+
+impl Drop for App {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}

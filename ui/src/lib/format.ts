@@ -1,0 +1,33 @@
+import type { DocKind } from "./bindings";
+
+/** Sizes as people read them: 930 B, 14.1 KB, 8.7 MB. */
+export function formatBytes(bytes: number): string {
+  if (!Number.isFinite(bytes) || bytes < 0) return "—";
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ["KB", "MB", "GB"];
+  let value = bytes / 1000;
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}`;
+}
+
+export function kindLabel(kind: DocKind | null): string {
+  switch (kind) {
+    case "docx":
+      return "Word document";
+    case "pptx":
+      return "PowerPoint presentation";
+    default:
+      return "Not citable";
+  }
+}
+
+/** Merges newly brought-in documents into a list, replacing entries for the same path. */
+export function mergeByPath<T extends { path: string }>(current: T[], incoming: T[]): T[] {
+  const byPath = new Map(current.map((d) => [d.path, d]));
+  for (const doc of incoming) byPath.set(doc.path, doc);
+  return [...byPath.values()];
+}
