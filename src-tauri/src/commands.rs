@@ -2,9 +2,9 @@
 
 use crate::dialog;
 use crate::state::{AppInfo, AppState};
+use casebook_core::Error;
 use casebook_core::documents::{self, DocumentInfo};
 use casebook_core::keys::{KeyStatus, Service};
-use casebook_core::Error;
 use std::path::PathBuf;
 use tauri::State;
 
@@ -15,13 +15,20 @@ pub fn app_info(state: State<'_, AppState>) -> AppInfo {
 
 #[tauri::command]
 pub async fn inspect_documents(paths: Vec<String>) -> Vec<DocumentInfo> {
-    tauri::async_runtime::spawn_blocking(move || paths.iter().map(|p| documents::inspect(&PathBuf::from(p))).collect())
-        .await
-        .unwrap_or_default()
+    tauri::async_runtime::spawn_blocking(move || {
+        paths
+            .iter()
+            .map(|p| documents::inspect(&PathBuf::from(p)))
+            .collect()
+    })
+    .await
+    .unwrap_or_default()
 }
 
 #[tauri::command]
-pub async fn pick_documents<R: tauri::Runtime>(window: tauri::Window<R>) -> Result<Vec<DocumentInfo>, Error> {
+pub async fn pick_documents<R: tauri::Runtime>(
+    window: tauri::Window<R>,
+) -> Result<Vec<DocumentInfo>, Error> {
     let paths = dialog::pick_documents(&window).await?;
     Ok(inspect_documents(paths.into_iter().map(|p| p.display().to_string()).collect()).await)
 }
@@ -36,7 +43,11 @@ pub async fn key_status(state: State<'_, AppState>) -> Result<Vec<KeyStatus>, Er
 }
 
 #[tauri::command]
-pub async fn set_key(state: State<'_, AppState>, service: Service, key: String) -> Result<KeyStatus, Error> {
+pub async fn set_key(
+    state: State<'_, AppState>,
+    service: Service,
+    key: String,
+) -> Result<KeyStatus, Error> {
     state.keys.set(service, &key).await?;
     state.keys.status(service).await
 }

@@ -12,11 +12,17 @@ const TEST_HOOK: &str = "CASEBOOK_DIALOG_PATH";
 
 fn hooked_paths() -> Option<Vec<PathBuf>> {
     let raw = std::env::var_os(TEST_HOOK)?;
-    Some(std::env::split_paths(&raw).filter(|p| !p.as_os_str().is_empty()).collect())
+    Some(
+        std::env::split_paths(&raw)
+            .filter(|p| !p.as_os_str().is_empty())
+            .collect(),
+    )
 }
 
 /// Asks the user for one or more documents to cite.
-pub async fn pick_documents<R: tauri::Runtime>(window: &tauri::Window<R>) -> Result<Vec<PathBuf>, Error> {
+pub async fn pick_documents<R: tauri::Runtime>(
+    window: &tauri::Window<R>,
+) -> Result<Vec<PathBuf>, Error> {
     if let Some(paths) = hooked_paths() {
         return Ok(paths);
     }

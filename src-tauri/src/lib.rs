@@ -28,7 +28,8 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
 pub fn run() {
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("CASEBOOK_LOG").unwrap_or_else(|_| "info".into()),
+            tracing_subscriber::EnvFilter::try_from_env("CASEBOOK_LOG")
+                .unwrap_or_else(|_| "info".into()),
         )
         .with_writer(std::io::stderr)
         .init();

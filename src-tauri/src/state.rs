@@ -42,7 +42,8 @@ pub fn data_dir(platform_default: Option<PathBuf>) -> Result<PathBuf, Error> {
         .map(PathBuf::from)
         .or(platform_default)
         .ok_or_else(|| Error::new(ErrorCode::Io, "No data directory: set CASEBOOK_DATA_DIR."))?;
-    std::fs::create_dir_all(&dir).map_err(|e| Error::io(&format!("Cannot create {}", dir.display()), &e))?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| Error::io(&format!("Cannot create {}", dir.display()), &e))?;
     Ok(dir)
 }
 
@@ -54,7 +55,12 @@ impl AppState {
             ..SandboxConfig::default()
         })
         .await
-        .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot start the local sandbox: {e}")))?;
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::Io,
+                format!("Cannot start the local sandbox: {e}"),
+            )
+        })?;
         Ok(Self {
             info: AppInfo {
                 version: env!("CARGO_PKG_VERSION").to_owned(),

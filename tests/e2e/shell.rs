@@ -15,7 +15,11 @@ async fn window_renders_navigation_and_each_view() {
         assert!(nav.is_displayed().await.unwrap(), "{id} is not visible");
     }
     let badge = app.testid("sandbox-badge").await;
-    assert_eq!(badge.text().await.unwrap(), "Sandbox", "sandbox mode is the default and shows a badge");
+    assert_eq!(
+        badge.text().await.unwrap(),
+        "Sandbox",
+        "sandbox mode is the default and shows a badge"
+    );
 
     // Cite is the first view; its empty state is honest.
     app.testid("drop-zone").await;
@@ -30,9 +34,16 @@ async fn window_renders_navigation_and_each_view() {
 
     app.click("nav-settings").await;
     let base = app.testid("settings-base-url").await.text().await.unwrap();
-    assert!(base.starts_with("http://127.0.0.1:"), "sandbox base URL on loopback, got {base}");
+    assert!(
+        base.starts_with("http://127.0.0.1:"),
+        "sandbox base URL on loopback, got {base}"
+    );
     // The sandbox the app started really answers on that URL.
-    let health = Connection::new(&base).unwrap().health().await.expect("the app's sandbox answers");
+    let health = Connection::new(&base)
+        .unwrap()
+        .health()
+        .await
+        .expect("the app's sandbox answers");
     assert_eq!(health.status.as_deref(), Some("ok"));
     app.screenshot("settings").await;
 
@@ -64,16 +75,22 @@ async fn a_real_os_drop_reaches_the_app() {
         seen.push((path, state));
     }
     seen.sort();
+    let mut want = vec![
+        (docx.display().to_string(), "ready".to_owned()),
+        (legacy.display().to_string(), "invalid".to_owned()),
+    ];
+    want.sort();
     assert_eq!(
-        seen,
-        vec![
-            (docx.display().to_string(), "ready".to_owned()),
-            (legacy.display().to_string(), "invalid".to_owned()),
-        ],
+        seen, want,
         "the dropped paths arrive in the app and are checked there"
     );
-    let problem = app.wait_css("[data-testid=doc-card][data-state=invalid] .problem").await;
-    assert_eq!(problem.attr("data-code").await.unwrap().as_deref(), Some("legacy_format"));
+    let problem = app
+        .wait_css("[data-testid=doc-card][data-state=invalid] .problem")
+        .await;
+    assert_eq!(
+        problem.attr("data-code").await.unwrap().as_deref(),
+        Some("legacy_format")
+    );
     app.screenshot("cite-dropped").await;
     app.close().await;
 }
@@ -90,10 +107,15 @@ async fn browse_uses_the_dialog_test_hook() {
     .await;
     app.click("browse-button").await;
     app.until("two cards from the dialog hook", || async {
-        app.all_css("[data-testid=doc-card][data-state=ready]").await.len() == 2
+        app.all_css("[data-testid=doc-card][data-state=ready]")
+            .await
+            .len()
+            == 2
     })
     .await;
-    let text = app.testid("doc-card").await.text().await.unwrap();
+    app.screenshot("cite-browsed").await;
+    let first = app.testid("doc-card").await;
+    let text = first.prop("textContent").await.unwrap().unwrap_or_default();
     assert!(text.contains("title-bullets-notes.pptx"), "{text}");
     assert!(text.contains("PowerPoint presentation"), "{text}");
     app.close().await;

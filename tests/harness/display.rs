@@ -13,12 +13,22 @@ impl Xvfb {
     /// Starts Xvfb on the first free display number from :90 up.
     pub fn start() -> Self {
         for n in 90..200 {
-            if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists() || Path::new(&format!("/tmp/.X{n}-lock")).exists() {
+            if Path::new(&format!("/tmp/.X11-unix/X{n}")).exists()
+                || Path::new(&format!("/tmp/.X{n}-lock")).exists()
+            {
                 continue;
             }
             let display = format!(":{n}");
             let mut child = Command::new("Xvfb")
-                .args([display.as_str(), "-screen", "0", "1600x1000x24", "-nolisten", "tcp", "-ac"])
+                .args([
+                    display.as_str(),
+                    "-screen",
+                    "0",
+                    "1600x1000x24",
+                    "-nolisten",
+                    "tcp",
+                    "-ac",
+                ])
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()

@@ -10,6 +10,7 @@ from pathlib import Path
 import gi
 
 gi.require_version("Gtk", "3.0")
+gi.require_version("Gdk", "3.0")
 from gi.repository import Gdk, GLib, Gtk  # noqa: E402
 
 x, y = int(sys.argv[1]), int(sys.argv[2])

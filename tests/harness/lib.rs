@@ -13,7 +13,10 @@ use std::path::PathBuf;
 
 /// The repository root.
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("tests/ has a parent").to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ has a parent")
+        .to_path_buf()
 }
 
 /// Where the e2e run leaves screenshots for people and CI to look at.
@@ -32,7 +35,9 @@ pub fn data(rel: &str) -> PathBuf {
 
 /// The built app binary (`cargo build --workspace` puts it there).
 pub fn app_binary() -> PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root().join("target"));
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
     let bin = target.join("debug/casebook-app");
     assert!(
         bin.exists(),
@@ -44,7 +49,9 @@ pub fn app_binary() -> PathBuf {
 
 /// Runs a command to completion and returns its stdout, panicking with its stderr on failure.
 pub(crate) fn run(cmd: &mut std::process::Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
     assert!(
         out.status.success(),
         "{cmd:?} failed ({}): {}",

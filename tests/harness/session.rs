@@ -18,39 +18,66 @@ pub struct AppOptions {
     pub data_dir: Option<PathBuf>,
 }
 
+/// Kills tauri-driver (and so WebKitWebDriver and the app) however the test ends.
+struct Driver(Child);
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 pub struct App {
     pub client: Client,
-    driver: Child,
-    data_dir: Option<tempfile::TempDir>,
+    _driver: Driver,
+    _data_dir: Option<tempfile::TempDir>,
     data_path: PathBuf,
     pub xvfb: Xvfb,
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 fn tauri_driver() -> PathBuf {
-    if let Ok(out) = Command::new("sh").args(["-c", "command -v tauri-driver"]).output() {
+    if let Ok(out) = Command::new("sh")
+        .args(["-c", "command -v tauri-driver"])
+        .output()
+    {
         let p = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         if !p.is_empty() {
             return p.into();
         }
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
     let p = home.join(".cargo/bin/tauri-driver");
-    assert!(p.exists(), "tauri-driver is not installed: `cargo install tauri-driver --locked` (make test does)");
+    assert!(
+        p.exists(),
+        "tauri-driver is not installed: `cargo install tauri-driver --locked` (make test does)"
+    );
     p
 }
 
 impl App {
     /// Starts a private display, tauri-driver, and the app in a fresh data directory.
     pub async fn launch(opts: AppOptions) -> App {
+        // Both of rustls's providers are linked in; say which one WebDriver's client uses.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let xvfb = Xvfb::start();
         let (data_dir, data_path) = match opts.data_dir {
             Some(p) => (None, p),
             None => {
-                let t = tempfile::Builder::new().prefix("casebook-e2e-").tempdir().unwrap();
+                let t = tempfile::Builder::new()
+                    .prefix("casebook-e2e-")
+                    .tempdir()
+                    .unwrap();
                 let p = t.path().to_path_buf();
                 (Some(t), p)
             }
@@ -58,24 +85,32 @@ impl App {
         let port = free_port();
         let native_port = free_port();
         let mut cmd = Command::new(tauri_driver());
-        cmd.args(["--port", &port.to_string(), "--native-port", &native_port.to_string()])
-            .env("DISPLAY", xvfb.display())
-            .env_remove("WAYLAND_DISPLAY")
-            .env("GDK_BACKEND", "x11")
-            .env("CASEBOOK_DATA_DIR", &data_path)
-            .env_remove("CASEBOOK_DIALOG_PATH")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit());
+        cmd.args([
+            "--port",
+            &port.to_string(),
+            "--native-port",
+            &native_port.to_string(),
+        ])
+        .env("DISPLAY", xvfb.display())
+        .env_remove("WAYLAND_DISPLAY")
+        .env("GDK_BACKEND", "x11")
+        .env("CASEBOOK_DATA_DIR", &data_path)
+        .env_remove("CASEBOOK_DIALOG_PATH")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit());
         if let Some(d) = &opts.dialog_path {
             cmd.env("CASEBOOK_DIALOG_PATH", d);
         }
         for (k, v) in &opts.env {
             cmd.env(k, v);
         }
-        let driver = cmd.spawn().expect("cannot start tauri-driver");
+        let driver = Driver(cmd.spawn().expect("cannot start tauri-driver"));
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "tauri-driver did not open port {port}");
+            assert!(
+                Instant::now() < deadline,
+                "tauri-driver did not open port {port}"
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         let mut caps = serde_json::Map::new();
@@ -90,7 +125,13 @@ impl App {
             .connect(&format!("http://127.0.0.1:{port}"))
             .await
             .expect("WebDriver session with the app (is webkit2gtk-driver installed?)");
-        App { client, driver, data_dir, data_path, xvfb }
+        App {
+            client,
+            _driver: driver,
+            _data_dir: data_dir,
+            data_path,
+            xvfb,
+        }
     }
 
     pub fn data_dir(&self) -> &std::path::Path {
@@ -113,7 +154,10 @@ impl App {
 
     /// Every element matching `css`, now.
     pub async fn all_css(&self, css: &str) -> Vec<Element> {
-        self.client.find_all(Locator::Css(css)).await.unwrap_or_default()
+        self.client
+            .find_all(Locator::Css(css))
+            .await
+            .unwrap_or_default()
     }
 
     /// Polls until `f` is true, or panics with `what` after 20 s.
@@ -133,11 +177,24 @@ impl App {
     }
 
     pub async fn click(&self, id: &str) {
-        self.testid(id).await.click().await.unwrap_or_else(|e| panic!("cannot click {id}: {e}"));
+        self.testid(id)
+            .await
+            .click()
+            .await
+            .unwrap_or_else(|e| panic!("cannot click {id}: {e}"));
     }
 
     /// Saves a PNG of the window to `artifacts/screenshots/NAME.png`.
     pub async fn screenshot(&self, name: &str) -> PathBuf {
+        // WebKit captures the last painted frame: wait for two frames so the capture
+        // shows the DOM as it is now.
+        self.client
+            .execute_async(
+                "const done = arguments[arguments.length - 1]; requestAnimationFrame(() => requestAnimationFrame(() => done()));",
+                vec![],
+            )
+            .await
+            .expect("waiting for a frame");
         let png = self.client.screenshot().await.expect("screenshot");
         assert!(png.starts_with(b"\x89PNG"), "screenshot is not a PNG");
         let path = artifacts_dir().join(format!("{name}.png"));
@@ -150,7 +207,11 @@ impl App {
         let ids = run(Command::new("xdotool")
             .args(["search", "--sync", "--onlyvisible", "--name", "^Casebook$"])
             .env("DISPLAY", self.xvfb.display()));
-        let id = ids.lines().next().expect("no Casebook window on the display").to_owned();
+        let id = ids
+            .lines()
+            .next()
+            .expect("no Casebook window on the display")
+            .to_owned();
         let shell = run(Command::new("xdotool")
             .args(["getwindowgeometry", "--shell", &id])
             .env("DISPLAY", self.xvfb.display()));
@@ -171,17 +232,9 @@ impl App {
         (wx + (x + w / 2.0) as i32, wy + (y + h / 2.0) as i32)
     }
 
-    pub async fn close(mut self) {
+    /// Ends the WebDriver session (which closes the app), then stops the driver.
+    pub async fn close(self) {
         let _ = self.client.clone().close().await;
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
-        drop(self.data_dir.take());
-    }
-}
-
-impl Drop for App {
-    fn drop(&mut self) {
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
+        drop(self);
     }
 }

@@ -8,7 +8,11 @@ use std::io::{IsTerminal, Read};
 use std::process::ExitCode;
 
 #[derive(Parser)]
-#[command(name = "casebook", version, about = "Cite documents and run missions from the command line")]
+#[command(
+    name = "casebook",
+    version,
+    about = "Cite documents and run missions from the command line"
+)]
 struct Cli {
     /// The services' base URL (https, or http on loopback).
     #[arg(long, env = "CASEBOOK_BASE_URL", global = true)]
@@ -34,20 +38,17 @@ enum Command {
 #[derive(Subcommand)]
 enum KeysAction {
     /// Store a key, read from stdin (or a no-echo prompt on a terminal).
-    Set { service: Service },
+    Set {
+        /// citations or investigations
+        service: Service,
+    },
     /// Say which keys are stored; never prints a key.
     Status,
     /// Remove a stored key.
-    Delete { service: Service },
-}
-
-impl clap::ValueEnum for Service {
-    fn value_variants<'a>() -> &'a [Self] {
-        &Service::ALL
-    }
-    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
-        Some(clap::builder::PossibleValue::new(self.as_str()))
-    }
+    Delete {
+        /// citations or investigations
+        service: Service,
+    },
 }
 
 /// Exit codes scripts can rely on.
@@ -88,7 +89,11 @@ async fn run(cli: Cli) -> Result<(), Error> {
         Command::Health => {
             let (_sandbox, base_url) = backend(cli.base_url, cli.sandbox).await?;
             let health = Connection::new(&base_url)?.health().await?;
-            println!("{}: {}", base_url, health.status.as_deref().unwrap_or("answering"));
+            println!(
+                "{}: {}",
+                base_url,
+                health.status.as_deref().unwrap_or("answering")
+            );
             Ok(())
         }
     }

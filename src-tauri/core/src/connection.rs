@@ -56,13 +56,20 @@ impl Connection {
         let status = resp.status();
         if !status.is_success() {
             return Err(Error::new(
-                if status.is_server_error() { ErrorCode::Server } else { ErrorCode::Protocol },
+                if status.is_server_error() {
+                    ErrorCode::Server
+                } else {
+                    ErrorCode::Protocol
+                },
                 format!("The citation service's health check answered {status}."),
             )
             .with_status(status.as_u16()));
         }
         resp.json::<Health>().await.map_err(|e| {
-            Error::new(ErrorCode::Protocol, format!("The health check did not answer JSON: {e}"))
+            Error::new(
+                ErrorCode::Protocol,
+                format!("The health check did not answer JSON: {e}"),
+            )
         })
     }
 }
@@ -70,12 +77,17 @@ impl Connection {
 /// Validates a base URL the user typed.
 pub fn parse_base_url(raw: &str) -> Result<Url> {
     let raw = raw.trim();
-    let url = Url::parse(raw).map_err(|e| Error::invalid_input(format!("\"{raw}\" is not a URL: {e}.")))?;
+    let url = Url::parse(raw)
+        .map_err(|e| Error::invalid_input(format!("\"{raw}\" is not a URL: {e}.")))?;
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(Error::invalid_input("The base URL must not contain a user name or password."));
+        return Err(Error::invalid_input(
+            "The base URL must not contain a user name or password.",
+        ));
     }
     if url.query().is_some() || url.fragment().is_some() {
-        return Err(Error::invalid_input("The base URL must not have a query or fragment."));
+        return Err(Error::invalid_input(
+            "The base URL must not have a query or fragment.",
+        ));
     }
     match url.scheme() {
         "https" => Ok(url),
@@ -83,7 +95,9 @@ pub fn parse_base_url(raw: &str) -> Result<Url> {
         "http" => Err(Error::invalid_input(
             "Use https: plain http is allowed only for this computer (localhost).",
         )),
-        other => Err(Error::invalid_input(format!("Unsupported scheme \"{other}\": use https."))),
+        other => Err(Error::invalid_input(format!(
+            "Unsupported scheme \"{other}\": use https."
+        ))),
     }
 }
 
@@ -109,7 +123,10 @@ pub(crate) fn network_error(err: reqwest::Error) -> Error {
         detail = format!("{detail}: {s}");
         source = s.source();
     }
-    Error::new(ErrorCode::Network, format!("Cannot reach the service ({detail})."))
+    Error::new(
+        ErrorCode::Network,
+        format!("Cannot reach the service ({detail})."),
+    )
 }
 
 #[cfg(test)]
@@ -122,14 +139,27 @@ mod tests {
         assert!(parse_base_url("http://127.0.0.1:8080").is_ok());
         assert!(parse_base_url("http://localhost:1").is_ok());
         assert!(parse_base_url("http://[::1]:9").is_ok());
-        for bad in ["http://example.org", "ftp://x", "not a url", "https://u:p@x.org", "https://x.org/?q=1"] {
-            assert_eq!(parse_base_url(bad).unwrap_err().code, ErrorCode::InvalidInput, "{bad}");
+        for bad in [
+            "http://example.org",
+            "ftp://x",
+            "not a url",
+            "https://u:p@x.org",
+            "https://x.org/?q=1",
+        ] {
+            assert_eq!(
+                parse_base_url(bad).unwrap_err().code,
+                ErrorCode::InvalidInput,
+                "{bad}"
+            );
         }
     }
 
     #[test]
     fn paths_join_under_a_base_path() {
         let c = Connection::new("https://x.org/api/").unwrap();
-        assert_eq!(c.url("/citations/health").as_str(), "https://x.org/api/citations/health");
+        assert_eq!(
+            c.url("/citations/health").as_str(),
+            "https://x.org/api/citations/health"
+        );
     }
 }

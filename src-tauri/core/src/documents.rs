@@ -77,16 +77,22 @@ fn sniff_ole(bytes: &[u8]) -> Error {
             "This document is password-protected. Remove the password in Word or PowerPoint, save, and try again.",
         );
     }
-    let what = if has("WordDocument") {
-        "a Word 97-2003 document (.doc)"
+    let (what, fix) = if has("WordDocument") {
+        (
+            "a Word 97-2003 document (.doc)",
+            "Open it in Word or LibreOffice Writer, save it as .docx",
+        )
     } else if has("PowerPoint Document") {
-        "a PowerPoint 97-2003 presentation (.ppt)"
+        (
+            "a PowerPoint 97-2003 presentation (.ppt)",
+            "Open it in PowerPoint or LibreOffice Impress, save it as .pptx",
+        )
     } else {
-        "an old Office binary file"
+        ("an old Office binary file", "Save it as .docx or .pptx")
     };
     Error::new(
         ErrorCode::LegacyFormat,
-        format!("This is {what}. Open it in Word or PowerPoint, save it as .docx or .pptx, and try again."),
+        format!("This is {what}. {fix}, and try again."),
     )
 }
 
@@ -94,10 +100,13 @@ fn sniff_ooxml(bytes: &[u8]) -> Result<DocKind> {
     let corrupt = |detail: String| {
         Error::new(
             ErrorCode::CorruptDocument,
-            format!("The file looks like an Office document but cannot be read ({detail}). It may be damaged or incompletely downloaded."),
+            format!(
+                "The file looks like an Office document but cannot be read ({detail}). It may be damaged or incompletely downloaded."
+            ),
         )
     };
-    let mut archive = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| corrupt(e.to_string()))?;
+    let mut archive =
+        zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| corrupt(e.to_string()))?;
     let mut types = String::new();
     match archive.by_name("[Content_Types].xml") {
         Ok(mut f) => {
@@ -181,7 +190,10 @@ fn classify(types: &[String]) -> Result<DocKind> {
             "This is a template or a slide show (.dotx, .potx or .ppsx). Save it as a .docx or .pptx document and try again.",
         ));
     }
-    if types.iter().any(|t| t.starts_with(&format!("{OXML}spreadsheetml."))) {
+    if types
+        .iter()
+        .any(|t| t.starts_with(&format!("{OXML}spreadsheetml.")))
+    {
         return Err(Error::new(
             ErrorCode::UnsupportedDocument,
             "This is an Excel workbook. Casebook cites Word (.docx) and PowerPoint (.pptx) documents.",
@@ -287,12 +299,22 @@ mod tests {
     #[test]
     fn recognises_docx_and_pptx_by_content_type_not_name() {
         let docx = package(&[
-            ("[Content_Types].xml", &types("application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml")),
+            (
+                "[Content_Types].xml",
+                &types(
+                    "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+                ),
+            ),
             ("word/document.xml", "<w:document/>"),
         ]);
         assert_eq!(sniff(&docx).unwrap(), DocKind::Docx);
         let pptx = package(&[
-            ("[Content_Types].xml", &types("application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml")),
+            (
+                "[Content_Types].xml",
+                &types(
+                    "application/vnd.openxmlformats-officedocument.presentationml.presentation.main+xml",
+                ),
+            ),
             ("ppt/presentation.xml", "<p:presentation/>"),
         ]);
         assert_eq!(sniff(&pptx).unwrap(), DocKind::Pptx);
@@ -303,12 +325,54 @@ mod tests {
         let cases: Vec<(&str, Vec<u8>, ErrorCode)> = vec![
             ("empty", vec![], ErrorCode::EmptyFile),
             ("text", b"hello".to_vec(), ErrorCode::NotADocument),
-            ("plain zip", package(&[("a.txt", "a")]), ErrorCode::NotADocument),
-            ("truncated zip", package(&[("a.txt", "a")])[..20].to_vec(), ErrorCode::CorruptDocument),
-            ("docm", package(&[("[Content_Types].xml", &types("application/vnd.ms-word.document.macroEnabled.main+xml"))]), ErrorCode::MacroEnabled),
-            ("dotx", package(&[("[Content_Types].xml", &types("application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml"))]), ErrorCode::TemplateOrShow),
-            ("xlsx", package(&[("[Content_Types].xml", &types("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml"))]), ErrorCode::UnsupportedDocument),
-            ("docx without its main part", package(&[("[Content_Types].xml", &types("application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"))]), ErrorCode::CorruptDocument),
+            (
+                "plain zip",
+                package(&[("a.txt", "a")]),
+                ErrorCode::NotADocument,
+            ),
+            (
+                "truncated zip",
+                package(&[("a.txt", "a")])[..20].to_vec(),
+                ErrorCode::CorruptDocument,
+            ),
+            (
+                "docm",
+                package(&[(
+                    "[Content_Types].xml",
+                    &types("application/vnd.ms-word.document.macroEnabled.main+xml"),
+                )]),
+                ErrorCode::MacroEnabled,
+            ),
+            (
+                "dotx",
+                package(&[(
+                    "[Content_Types].xml",
+                    &types(
+                        "application/vnd.openxmlformats-officedocument.wordprocessingml.template.main+xml",
+                    ),
+                )]),
+                ErrorCode::TemplateOrShow,
+            ),
+            (
+                "xlsx",
+                package(&[(
+                    "[Content_Types].xml",
+                    &types(
+                        "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml",
+                    ),
+                )]),
+                ErrorCode::UnsupportedDocument,
+            ),
+            (
+                "docx without its main part",
+                package(&[(
+                    "[Content_Types].xml",
+                    &types(
+                        "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+                    ),
+                )]),
+                ErrorCode::CorruptDocument,
+            ),
         ];
         for (what, bytes, want) in cases {
             let got = sniff(&bytes).expect_err(what);
@@ -329,7 +393,13 @@ mod tests {
     #[test]
     fn document_limit_leaves_room_for_base64_and_json() {
         let encoded = MAX_DOCUMENT_BYTES.div_ceil(3) * 4;
-        assert!(encoded + REQUEST_OVERHEAD_BYTES <= MAX_REQUEST_BYTES, "{encoded}");
-        assert!(MAX_DOCUMENT_BYTES > 9 * 1_000_000, "about 9 MB of document must fit");
+        assert!(
+            encoded + REQUEST_OVERHEAD_BYTES <= MAX_REQUEST_BYTES,
+            "{encoded}"
+        );
+        assert!(
+            MAX_DOCUMENT_BYTES > 9 * 1_000_000,
+            "about 9 MB of document must fit"
+        );
     }
 }

@@ -102,7 +102,7 @@ pub struct Error {
     pub message: String,
     /// Seconds until a retry is allowed, when the service said so.
     #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
+    #[ts(optional, type = "number")]
     pub retry_after_secs: Option<u64>,
     /// The HTTP status the service answered with, when there was one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -191,13 +191,34 @@ mod tests {
     fn as_str_matches_serde_name_for_every_code() {
         use ErrorCode::*;
         for code in [
-            Unauthorized, RateLimited, TooLarge, InvalidInput, EmptyFile, NotADocument,
-            LegacyFormat, EncryptedDocument, MacroEnabled, TemplateOrShow, UnsupportedDocument,
-            CorruptDocument, Io, KeyringUnavailable, Network, Timeout, Server, Protocol, NotFound,
-            Conflict, Cancelled,
+            Unauthorized,
+            RateLimited,
+            TooLarge,
+            InvalidInput,
+            EmptyFile,
+            NotADocument,
+            LegacyFormat,
+            EncryptedDocument,
+            MacroEnabled,
+            TemplateOrShow,
+            UnsupportedDocument,
+            CorruptDocument,
+            Io,
+            KeyringUnavailable,
+            Network,
+            Timeout,
+            Server,
+            Protocol,
+            NotFound,
+            Conflict,
+            Cancelled,
         ] {
             let json = serde_json::to_value(code).unwrap();
-            assert_eq!(json.as_str(), Some(code.as_str()), "code {code:?} serializes differently from as_str");
+            assert_eq!(
+                json.as_str(),
+                Some(code.as_str()),
+                "code {code:?} serializes differently from as_str"
+            );
         }
     }
 }

@@ -79,7 +79,15 @@ impl ApiKey {
 
     /// Enough to recognise a key, not to use it: the last four characters.
     pub fn masked(&self) -> String {
-        let tail: String = self.0.chars().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect();
+        let tail: String = self
+            .0
+            .chars()
+            .rev()
+            .take(4)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
         if self.0.chars().count() <= 8 {
             "••••".to_owned()
         } else {
@@ -158,12 +166,18 @@ impl KeyStore {
     pub async fn set(&self, service: Service, raw: &str) -> Result<()> {
         let key = ApiKey::parse(raw)?;
         let store = self.clone();
-        blocking(move || store.entry(service)?.set_password(key.expose()).map_err(keyring_error)).await
+        blocking(move || {
+            store
+                .entry(service)?
+                .set_password(key.expose())
+                .map_err(keyring_error)
+        })
+        .await
     }
 
     /// The key for `service`: from the environment override, else the keyring.
     pub async fn get(&self, service: Service) -> Result<Option<ApiKey>> {
-        if let Some(key) = self.from_env(service) {
+        if let Some(key) = self.env_key(service) {
             return Ok(Some(key));
         }
         let store = self.clone();
@@ -187,7 +201,7 @@ impl KeyStore {
     }
 
     pub async fn status(&self, service: Service) -> Result<KeyStatus> {
-        let source = if self.from_env(service).is_some() {
+        let source = if self.env_key(service).is_some() {
             KeySource::Environment
         } else {
             KeySource::Keyring
@@ -195,23 +209,32 @@ impl KeyStore {
         let key = self.get(service).await?;
         Ok(KeyStatus {
             service,
-            source: if key.is_some() { source } else { KeySource::None },
+            source: if key.is_some() {
+                source
+            } else {
+                KeySource::None
+            },
             masked: key.map(|k| k.masked()),
         })
     }
 
-    fn from_env(&self, service: Service) -> Option<ApiKey> {
+    fn env_key(&self, service: Service) -> Option<ApiKey> {
         if !self.use_env {
             return None;
         }
-        std::env::var(service.env_var()).ok().and_then(|v| ApiKey::parse(&v).ok())
+        std::env::var(service.env_var())
+            .ok()
+            .and_then(|v| ApiKey::parse(&v).ok())
     }
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .map_err(|e| Error::new(ErrorCode::KeyringUnavailable, format!("The keyring call did not finish: {e}")))?
+    tokio::task::spawn_blocking(f).await.map_err(|e| {
+        Error::new(
+            ErrorCode::KeyringUnavailable,
+            format!("The keyring call did not finish: {e}"),
+        )
+    })?
 }
 
 /// Keyring errors never carry the secret, but they can carry platform detail worth showing.
@@ -232,8 +255,14 @@ mod tests {
     #[test]
     fn keys_are_trimmed_and_validated() {
         assert_eq!(ApiKey::parse("  sk-abc \n").unwrap().expose(), "sk-abc");
-        assert_eq!(ApiKey::parse("   ").unwrap_err().code, ErrorCode::InvalidInput);
-        assert_eq!(ApiKey::parse("a b").unwrap_err().code, ErrorCode::InvalidInput);
+        assert_eq!(
+            ApiKey::parse("   ").unwrap_err().code,
+            ErrorCode::InvalidInput
+        );
+        assert_eq!(
+            ApiKey::parse("a b").unwrap_err().code,
+            ErrorCode::InvalidInput
+        );
     }
 
     #[test]

@@ -7,5 +7,6 @@ pub mod connection;
 pub mod documents;
 pub mod error;
 pub mod keys;
+pub mod sse;
 
 pub use error::{Error, ErrorCode, Result};

@@ -15,7 +15,11 @@ async fn health_reaches_the_sandbox() {
 #[tokio::test]
 async fn health_of_a_closed_port_is_a_network_error() {
     // Bind then drop a listener so the port is known to be closed.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let conn = Connection::new(&format!("http://127.0.0.1:{port}")).unwrap();
     let err = conn.health().await.unwrap_err();
     assert_eq!(err.code, ErrorCode::Network, "{}", err.message);

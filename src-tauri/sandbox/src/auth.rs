@@ -1,9 +1,10 @@
-//! Bearer-key checks, answering 401 with a JSON body as the contract says.
+//! Bearer keys, rate limits and the JSON error shape every endpoint shares:
+//! `{"error": {"code": "…", "message": "…"}}`.
 
 use crate::Shared;
-use axum::http::{HeaderMap, StatusCode, header};
-use axum::response::{IntoResponse, Response};
 use axum::Json;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 
 pub fn error(status: StatusCode, code: &str, message: &str) -> Response {
     (
@@ -13,16 +14,59 @@ pub fn error(status: StatusCode, code: &str, message: &str) -> Response {
         .into_response()
 }
 
+pub fn error_with(
+    status: StatusCode,
+    code: &str,
+    message: &str,
+    extra: serde_json::Value,
+) -> Response {
+    let mut body = serde_json::json!({"code": code, "message": message});
+    if let (Some(obj), Some(more)) = (body.as_object_mut(), extra.as_object()) {
+        obj.extend(more.clone());
+    }
+    (status, Json(serde_json::json!({ "error": body }))).into_response()
+}
+
+pub fn rate_limited(retry_after_secs: u64) -> Response {
+    let mut resp = error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        &format!("Too many requests: retry after {retry_after_secs} s."),
+    );
+    resp.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_secs));
+    resp
+}
+
+/// Authenticates the request and charges it to its key's rate limit.
+/// Returns the key, or the 401/429 response to send.
+pub fn admit(shared: &Shared, headers: &HeaderMap) -> Result<String, Response> {
+    let key = bearer(shared, headers)?;
+    if let Err(wait) = shared.limiter.check(&key) {
+        return Err(rate_limited(wait.as_secs_f64().ceil().max(1.0) as u64));
+    }
+    Ok(key)
+}
+
 /// `Ok(key)` when the request carries a key this sandbox accepts.
 pub fn bearer(shared: &Shared, headers: &HeaderMap) -> Result<String, Response> {
-    let Some(value) = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) else {
-        return Err(unauthorized("Missing Authorization header: send Authorization: Bearer <API_KEY>."));
+    let Some(value) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return Err(unauthorized(
+            "Missing Authorization header: send Authorization: Bearer <API_KEY>.",
+        ));
     };
     let Some(key) = value.strip_prefix("Bearer ").map(str::trim) else {
-        return Err(unauthorized("The Authorization header must use the Bearer scheme."));
+        return Err(unauthorized(
+            "The Authorization header must use the Bearer scheme.",
+        ));
     };
-    // Compare every configured key in full so timing does not reveal a prefix.
-    let ok = shared.keys.iter().fold(false, |acc, k| acc | constant_time_eq(k.as_bytes(), key.as_bytes()));
+    // Compare with every configured key in full, so timing does not reveal a prefix.
+    let ok = shared.keys.iter().fold(false, |acc, k| {
+        acc | constant_time_eq(k.as_bytes(), key.as_bytes())
+    });
     if ok {
         Ok(key.to_owned())
     } else {
@@ -30,10 +74,10 @@ pub fn bearer(shared: &Shared, headers: &HeaderMap) -> Result<String, Response> 
     }
 }
 
-fn unauthorized(message: &str) -> Response {
+pub fn unauthorized(message: &str) -> Response {
     let mut resp = error(StatusCode::UNAUTHORIZED, "unauthorized", message);
     resp.headers_mut()
-        .insert(header::WWW_AUTHENTICATE, header::HeaderValue::from_static("Bearer"));
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
     resp
 }
 

@@ -2,11 +2,21 @@
 //!
 //! The real services have no sandbox and no trial key, so Casebook ships this one.
 //! It is the app's default backend until a real account is connected, and every
-//! test runs against it. Its choices for what the contract leaves "not shown" are
-//! recorded in `docs/contract.md`.
+//! test runs against it. It is not a mock: it parses and rewrites real documents
+//! and streams real missions. Its choices for what the contract leaves "not shown"
+//! are recorded in `docs/contract.md`.
 
 mod auth;
+mod citations;
+mod discovery;
+pub mod engine;
+pub mod faults;
+mod missions;
+mod ratelimit;
 mod routes;
+
+pub use faults::{Failure, Faults};
+pub use ratelimit::RateLimit;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -35,6 +45,7 @@ pub struct SandboxConfig {
     /// Bearer keys accepted; empty means only [`DEMO_KEY`].
     pub keys: Vec<String>,
     pub pace: Pace,
+    pub rate_limit: RateLimit,
 }
 
 impl Default for SandboxConfig {
@@ -44,12 +55,18 @@ impl Default for SandboxConfig {
             data_dir: None,
             keys: Vec::new(),
             pace: Pace::Realistic,
+            rate_limit: RateLimit::default(),
         }
     }
 }
 
+/// What every handler can reach.
 pub(crate) struct Shared {
     pub keys: Vec<String>,
+    pub limiter: ratelimit::Limiter,
+    pub faults: Faults,
+    pub citations: citations::Accounts,
+    pub missions: missions::Missions,
 }
 
 /// A sandbox serving in the background. Dropping it stops the server.
@@ -57,6 +74,7 @@ pub struct RunningSandbox {
     base_url: String,
     addr: SocketAddr,
     keys: Vec<String>,
+    faults: Faults,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -74,6 +92,16 @@ impl RunningSandbox {
     /// The keys this sandbox accepts.
     pub fn keys(&self) -> &[String] {
         &self.keys
+    }
+
+    /// The first accepted key: what a client of this sandbox should send.
+    pub fn key(&self) -> &str {
+        &self.keys[0]
+    }
+
+    /// Switches faults on and off while the sandbox runs.
+    pub fn faults(&self) -> &Faults {
+        &self.faults
     }
 
     /// Stops serving and waits until the listener is closed.
@@ -105,7 +133,18 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
     if let Some(dir) = &config.data_dir {
         std::fs::create_dir_all(dir)?;
     }
-    let shared = Arc::new(Shared { keys: keys.clone() });
+    let faults = Faults::default();
+    let shared = Arc::new(Shared {
+        keys: keys.clone(),
+        limiter: ratelimit::Limiter::new(config.rate_limit),
+        faults: faults.clone(),
+        citations: citations::Accounts::default(),
+        missions: missions::Missions::open(
+            config.data_dir.as_deref(),
+            config.pace,
+            faults.clone(),
+        )?,
+    });
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", config.port)).await?;
     let addr = listener.local_addr()?;
     let (tx, rx) = oneshot::channel::<()>();
@@ -122,6 +161,7 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
         base_url: format!("http://{addr}"),
         addr,
         keys,
+        faults,
         shutdown: Some(tx),
         task: Some(task),
     })

@@ -1,11 +1,14 @@
 //! `casebook-sandbox`: serves both services' contract on loopback until stopped.
 
-use casebook_sandbox::{Pace, SandboxConfig, DEMO_KEY};
+use casebook_sandbox::{DEMO_KEY, Pace, RateLimit, SandboxConfig};
 use clap::Parser;
 use std::path::PathBuf;
 
 #[derive(Parser)]
-#[command(version, about = "Casebook's local sandbox of the citation and investigation services")]
+#[command(
+    version,
+    about = "Casebook's local sandbox of the citation and investigation services"
+)]
 struct Args {
     /// Port on 127.0.0.1 (0 picks a free one).
     #[arg(long, default_value_t = 0)]
@@ -19,11 +22,16 @@ struct Args {
     /// How fast missions unfold.
     #[arg(long, value_enum, default_value_t = Pace::Realistic)]
     pace: Pace,
+    /// Requests per minute each key may make (0: unlimited).
+    #[arg(long, default_value_t = RateLimit::default().per_minute)]
+    rate_limit: u32,
 }
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    tracing_subscriber::fmt().with_writer(std::io::stderr).init();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .init();
     let args = Args::parse();
     let demo = args.keys.is_empty();
     let sandbox = casebook_sandbox::start(SandboxConfig {
@@ -31,6 +39,10 @@ async fn main() -> std::io::Result<()> {
         data_dir: args.data_dir,
         keys: args.keys,
         pace: args.pace,
+        rate_limit: RateLimit {
+            per_minute: args.rate_limit,
+            ..RateLimit::default()
+        },
     })
     .await?;
     if demo {

@@ -1,21 +1,27 @@
-//! The HTTP surface of both services.
+//! The HTTP surface of both services, with request-level faults around it all.
 
 use crate::Shared;
-use axum::routing::get;
-use axum::{Json, Router};
+use axum::Router;
 use std::sync::Arc;
 
 pub fn router(shared: Arc<Shared>) -> Router {
+    let faults = shared.faults.clone();
     Router::new()
-        .route("/citations/health", get(health))
+        .merge(crate::citations::routes())
+        .merge(crate::discovery::routes())
+        .merge(crate::missions::routes())
+        .fallback(not_found)
         .with_state(shared)
+        .layer(axum::middleware::from_fn_with_state(
+            faults,
+            crate::faults::apply,
+        ))
 }
 
-async fn health() -> Json<serde_json::Value> {
-    Json(serde_json::json!({
-        "status": "ok",
-        "service": "citations",
-        "sandbox": true,
-        "version": env!("CARGO_PKG_VERSION"),
-    }))
+async fn not_found(uri: axum::http::Uri) -> axum::response::Response {
+    crate::auth::error(
+        axum::http::StatusCode::NOT_FOUND,
+        "not_found",
+        &format!("No such endpoint: {}", uri.path()),
+    )
 }

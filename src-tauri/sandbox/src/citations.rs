@@ -1,0 +1,353 @@
+//! The citation service: health, parse, cite, and the account endpoint.
+
+use crate::Shared;
+use crate::auth::{admit, error, error_with};
+use crate::engine::{self, CiteOptions, EngineError, Kind, Mode};
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The contract's request-body limit.
+pub const MAX_BODY_BYTES: usize = 12 * 1024 * 1024;
+/// The sandbox's bound on citations per paragraph.
+pub const MAX_CITATIONS: u64 = 5;
+const SESSION_COOKIE: &str = "cb_session";
+
+/// The one sandbox account: its usage counters and signed-in browser sessions.
+#[derive(Default)]
+pub struct Accounts {
+    parse_calls: AtomicU64,
+    cite_calls: AtomicU64,
+    sessions: Mutex<HashSet<String>>,
+}
+
+pub fn routes() -> Router<Arc<Shared>> {
+    Router::new()
+        .route("/citations/health", get(health))
+        .route("/citations/v1/parse", post(parse))
+        .route("/citations/v1/cite", post(cite))
+        .route("/citations/api/me", get(me))
+        .route("/citations/api/sandbox/sign-in", post(sign_in))
+}
+
+async fn health() -> Json<Value> {
+    Json(json!({
+        "status": "ok",
+        "service": "citations",
+        "version": env!("CARGO_PKG_VERSION"),
+        "sandbox": true,
+    }))
+}
+
+/// Reads at most [`MAX_BODY_BYTES`]; a larger body is refused as soon as that is
+/// known (from `Content-Length`, or from the bytes read), without reading the rest.
+async fn read_limited(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, Response> {
+    let too_large = || {
+        error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            "The request body is larger than 12 MB.",
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<usize>().ok());
+    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
+        return Err(too_large());
+    }
+    let mut buf = Vec::with_capacity(declared.unwrap_or(0));
+    let mut stream = body.into_data_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| {
+            error(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                &format!("Cannot read the body: {e}"),
+            )
+        })?;
+        if buf.len() + chunk.len() > MAX_BODY_BYTES {
+            return Err(too_large());
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf)
+}
+
+fn bad(code: &str, message: &str) -> Response {
+    error(StatusCode::BAD_REQUEST, code, message)
+}
+
+fn bad_field(field: &str, message: &str) -> Response {
+    error_with(
+        StatusCode::BAD_REQUEST,
+        "invalid_field",
+        message,
+        json!({ "field": field }),
+    )
+}
+
+/// The document part of a parse or cite request.
+enum Input {
+    Essay(String),
+    File(Vec<u8>),
+}
+
+fn input(body: &Value) -> Result<Input, Response> {
+    let essay = body.get("essay").filter(|v| !v.is_null());
+    let file = body.get("fileBase64").filter(|v| !v.is_null());
+    match (essay, file) {
+        (Some(_), Some(_)) => Err(bad(
+            "invalid_request",
+            "Send either essay or fileBase64, not both.",
+        )),
+        (None, None) => Err(bad(
+            "invalid_request",
+            "Send essay (text) or fileBase64 (a .docx or .pptx).",
+        )),
+        (Some(e), None) => match e.as_str() {
+            Some(s) if !s.trim().is_empty() => Ok(Input::Essay(s.to_owned())),
+            Some(_) => Err(bad_field("essay", "essay is empty.")),
+            None => Err(bad_field("essay", "essay must be a string.")),
+        },
+        (None, Some(f)) => {
+            let Some(s) = f.as_str() else {
+                return Err(bad_field(
+                    "fileBase64",
+                    "fileBase64 must be a base64 string.",
+                ));
+            };
+            let bytes = B64.decode(s.trim()).map_err(|e| {
+                bad(
+                    "invalid_base64",
+                    &format!("fileBase64 is not valid base64: {e}."),
+                )
+            })?;
+            if bytes.is_empty() {
+                return Err(bad_field(
+                    "fileBase64",
+                    "fileBase64 decodes to an empty file.",
+                ));
+            }
+            engine::detect(&bytes).map_err(engine_error)?;
+            Ok(Input::File(bytes))
+        }
+    }
+}
+
+fn engine_error(e: EngineError) -> Response {
+    bad(e.code(), e.message())
+}
+
+fn json_body(raw: &[u8]) -> Result<Value, Response> {
+    let value: Value = serde_json::from_slice(raw).map_err(|e| {
+        bad(
+            "invalid_request",
+            &format!("The body is not valid JSON: {e}."),
+        )
+    })?;
+    if !value.is_object() {
+        return Err(bad("invalid_request", "The body must be a JSON object."));
+    }
+    Ok(value)
+}
+
+/// Reads mode, minCitations, maxCitations and seed, with the documented defaults.
+fn options(body: &Value, doc: &[u8]) -> Result<CiteOptions, Response> {
+    let mode = match body.get("mode").filter(|v| !v.is_null()) {
+        None => Mode::EveryOther,
+        Some(v) => match v.as_str() {
+            Some("every") => Mode::Every,
+            Some("every_other") => Mode::EveryOther,
+            Some("random") => Mode::Random,
+            _ => {
+                return Err(bad_field(
+                    "mode",
+                    "mode must be one of every, every_other, random.",
+                ));
+            }
+        },
+    };
+    let int = |field: &str, default: u64| -> Result<u64, Response> {
+        match body.get(field).filter(|v| !v.is_null()) {
+            None => Ok(default),
+            Some(v) => match v.as_u64() {
+                Some(n) if n <= MAX_CITATIONS => Ok(n),
+                _ => Err(bad_field(
+                    field,
+                    &format!("{field} must be a whole number from 0 to {MAX_CITATIONS}."),
+                )),
+            },
+        }
+    };
+    let min = int("minCitations", 1)?;
+    let max = int("maxCitations", 2.max(min))?;
+    if min > max {
+        return Err(bad_field(
+            "minCitations",
+            "minCitations must not be greater than maxCitations.",
+        ));
+    }
+    let seed = match body.get("seed").filter(|v| !v.is_null()) {
+        None => fnv1a(doc),
+        Some(v) => v
+            .as_u64()
+            .ok_or_else(|| bad_field("seed", "seed must be a non-negative integer."))?,
+    };
+    Ok(CiteOptions {
+        mode,
+        min: min as u32,
+        max: max as u32,
+        seed,
+    })
+}
+
+/// A stable seed from the document, so the same request gives the same result.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+async fn parse(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
+    if let Err(resp) = admit(&shared, &headers) {
+        return resp;
+    }
+    let result = async {
+        let raw = read_limited(&headers, body).await?;
+        let body = json_body(&raw)?;
+        let parsed = match input(&body)? {
+            Input::Essay(text) => engine::parse_text(&text),
+            Input::File(bytes) => engine::parse(&bytes).map_err(engine_error)?,
+        };
+        Ok::<_, Response>(Json(parsed).into_response())
+    }
+    .await;
+    shared.citations.parse_calls.fetch_add(1, Ordering::Relaxed);
+    result.unwrap_or_else(|r| r)
+}
+
+async fn cite(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
+    if let Err(resp) = admit(&shared, &headers) {
+        return resp;
+    }
+    let result = async {
+        let raw = read_limited(&headers, body).await?;
+        let body = json_body(&raw)?;
+        let input = input(&body)?;
+        let doc_bytes: &[u8] = match &input {
+            Input::Essay(t) => t.as_bytes(),
+            Input::File(b) => b,
+        };
+        let opts = options(&body, doc_bytes)?;
+        let (bytes, kind, stats) = match input {
+            Input::Essay(text) => {
+                let (out, stats) = engine::cite_text(&text, &opts);
+                (out.into_bytes(), Kind::Text, stats)
+            }
+            Input::File(bytes) => {
+                let kind = engine::detect(&bytes).map_err(engine_error)?;
+                // The engine is CPU-bound; keep it off the async workers.
+                let cited = tokio::task::spawn_blocking(move || engine::cite(&bytes, &opts))
+                    .await
+                    .map_err(|e| {
+                        error(
+                            StatusCode::INTERNAL_SERVER_ERROR,
+                            "internal",
+                            &e.to_string(),
+                        )
+                    })?
+                    .map_err(engine_error)?;
+                (cited.bytes, kind, cited.stats)
+            }
+        };
+        Ok::<_, Response>(
+            Json(json!({
+                "documentBase64": B64.encode(&bytes),
+                "kind": kind,
+                "stats": stats,
+            }))
+            .into_response(),
+        )
+    }
+    .await;
+    shared.citations.cite_calls.fetch_add(1, Ordering::Relaxed);
+    result.unwrap_or_else(|r| r)
+}
+
+/// Sandbox-only: signs the browser in to the one sandbox account.
+async fn sign_in(State(shared): State<Arc<Shared>>) -> Response {
+    let token = format!("{:016x}{:016x}", rand_u64(), rand_u64());
+    shared
+        .citations
+        .sessions
+        .lock()
+        .unwrap()
+        .insert(token.clone());
+    let mut resp = Json(json!({"ok": true})).into_response();
+    let cookie = format!("{SESSION_COOKIE}={token}; Path=/citations; HttpOnly; SameSite=Strict");
+    resp.headers_mut().insert(
+        header::SET_COOKIE,
+        HeaderValue::from_str(&cookie).expect("ascii cookie"),
+    );
+    resp
+}
+
+async fn me(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    let token = headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == SESSION_COOKIE)
+        .map(|(_, v)| v.to_owned());
+    let signed_in = token.is_some_and(|t| shared.citations.sessions.lock().unwrap().contains(&t));
+    if !signed_in {
+        return crate::auth::unauthorized(
+            "Sign in first: this endpoint uses a session cookie, not a bearer key.",
+        );
+    }
+    let keys: Vec<Value> = shared
+        .keys
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let tail: String = k.chars().rev().take(4).collect::<Vec<_>>().into_iter().rev().collect();
+            json!({"id": format!("key_{}", i + 1), "name": if i == 0 { "Sandbox key" } else { "Key" }, "masked": format!("••••{tail}"), "createdAt": "2026-01-01T00:00:00Z"})
+        })
+        .collect();
+    Json(json!({
+        "account": {"id": "acct_sandbox", "email": "sandbox@casebook.invalid", "name": "Sandbox account"},
+        "usage": {
+            "parseCalls": shared.citations.parse_calls.load(Ordering::Relaxed),
+            "citeCalls": shared.citations.cite_calls.load(Ordering::Relaxed),
+        },
+        "keys": keys,
+    }))
+    .into_response()
+}
+
+/// Unpredictable enough for a loopback sandbox's session tokens.
+fn rand_u64() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos(),
+    );
+    h.finish()
+}
