@@ -1,6 +1,7 @@
 //! Where Casebook talks to and how: one pooled HTTP client per base URL.
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::keys::ApiKey;
 use serde::Deserialize;
 use std::time::Duration;
 use url::Url;
@@ -27,6 +28,10 @@ impl Connection {
         let base = parse_base_url(base_url)?;
         let http = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(10))
+            // A stall, not a total time, ends a request: a 9 MB upload or a long
+            // mission stream may rightly take minutes.
+            .read_timeout(READ_IDLE_TIMEOUT)
+            .redirect(same_origin_redirects())
             .user_agent(concat!("Casebook/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| Error::new(ErrorCode::Network, format!("Cannot set up HTTP: {e}")))?;
@@ -35,6 +40,23 @@ impl Connection {
 
     pub fn base_url(&self) -> &Url {
         &self.base
+    }
+
+    /// A request to `path` carrying `key` as the bearer token: the one place a key
+    /// leaves Casebook.
+    pub(crate) fn authed(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        key: &ApiKey,
+    ) -> reqwest::RequestBuilder {
+        let mut value = reqwest::header::HeaderValue::from_str(&format!("Bearer {}", key.expose()))
+            .unwrap_or_else(|_| reqwest::header::HeaderValue::from_static("Bearer invalid"));
+        // Keeps the header out of any debug output of the request.
+        value.set_sensitive(true);
+        self.http
+            .request(method, self.url(path))
+            .header(reqwest::header::AUTHORIZATION, value)
     }
 
     pub(crate) fn url(&self, path: &str) -> Url {
@@ -72,6 +94,23 @@ impl Connection {
             )
         })
     }
+}
+
+/// How long a response may go without sending a byte.
+pub const READ_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Follows redirects only within the same origin, so a bearer key is never sent to
+/// another host, port or scheme. A cross-origin redirect comes back as the 3xx.
+fn same_origin_redirects() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let first = attempt.previous().first().cloned();
+        let same = first.is_some_and(|f| f.origin() == attempt.url().origin());
+        if !same || attempt.previous().len() > 5 {
+            attempt.stop()
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 /// Validates a base URL the user typed.

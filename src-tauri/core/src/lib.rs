@@ -3,9 +3,11 @@
 //! The app crate and the `casebook` CLI are thin shells over this crate, so every
 //! behaviour a user sees can be tested headless against the sandbox.
 
+pub mod citations;
 pub mod connection;
 pub mod documents;
 pub mod error;
+pub mod http;
 pub mod keys;
 pub mod sse;
 

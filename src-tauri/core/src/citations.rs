@@ -1,0 +1,594 @@
+//! The citation service: parse and cite, with documents checked before sending and
+//! answers checked after.
+
+use crate::connection::{Connection, network_error};
+use crate::documents::{self, DocKind, MAX_REQUEST_BYTES};
+use crate::error::{Error, ErrorCode, Result};
+use crate::http::{Progress, RetryPolicy, error_from, with_retries};
+use crate::keys::ApiKey;
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD as B64;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// How densely to cite.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(rename_all = "snake_case")]
+pub enum Mode {
+    Every,
+    #[default]
+    EveryOther,
+    Random,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Every => "every",
+            Mode::EveryOther => "every_other",
+            Mode::Random => "random",
+        }
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "every" => Ok(Mode::Every),
+            "every_other" | "every-other" => Ok(Mode::EveryOther),
+            "random" => Ok(Mode::Random),
+            other => Err(Error::invalid_input(format!(
+                "Unknown mode \"{other}\": use every, every_other or random."
+            ))),
+        }
+    }
+}
+
+/// Citation options, always sent explicitly so no server default matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct CiteOptions {
+    pub mode: Mode,
+    pub min_citations: u32,
+    pub max_citations: u32,
+    /// Repeatable random mode, where the service supports it.
+    #[ts(optional, type = "number")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+impl Default for CiteOptions {
+    fn default() -> Self {
+        Self {
+            mode: Mode::EveryOther,
+            min_citations: 1,
+            max_citations: 2,
+            seed: None,
+        }
+    }
+}
+
+impl CiteOptions {
+    pub fn validate(&self) -> Result<()> {
+        if self.min_citations > self.max_citations {
+            return Err(Error::invalid_input(format!(
+                "The minimum ({}) is greater than the maximum ({}) citations per paragraph.",
+                self.min_citations, self.max_citations
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// What to send: pasted text, or a checked document.
+#[derive(Debug, Clone, Copy)]
+pub enum Input<'a> {
+    Essay(&'a str),
+    Document { bytes: &'a [u8], kind: DocKind },
+}
+
+impl<'a> Input<'a> {
+    /// Checks the bytes are a .docx or .pptx before anything is sent.
+    pub fn document(bytes: &'a [u8]) -> Result<Self> {
+        let kind = documents::sniff(bytes)?;
+        Ok(Input::Document { bytes, kind })
+    }
+
+    pub fn essay(text: &'a str) -> Result<Self> {
+        if text.trim().is_empty() {
+            return Err(Error::invalid_input("The text is empty."));
+        }
+        Ok(Input::Essay(text))
+    }
+}
+
+/// Builds a request body with one copy of the document: its base64 is encoded
+/// straight into the body buffer between the JSON around it.
+pub fn request_body(input: &Input<'_>, options: Option<&CiteOptions>) -> Result<Vec<u8>> {
+    let mut tail = String::new();
+    if let Some(o) = options {
+        o.validate()?;
+        tail.push_str(&format!(
+            ",\"mode\":\"{}\",\"minCitations\":{},\"maxCitations\":{}",
+            o.mode.as_str(),
+            o.min_citations,
+            o.max_citations
+        ));
+        if let Some(seed) = o.seed {
+            tail.push_str(&format!(",\"seed\":{seed}"));
+        }
+    }
+    tail.push('}');
+    let body = match input {
+        Input::Essay(text) => {
+            let escaped =
+                serde_json::to_string(text).map_err(|e| Error::invalid_input(e.to_string()))?;
+            let mut body = Vec::with_capacity(10 + escaped.len() + tail.len());
+            body.extend_from_slice(b"{\"essay\":");
+            body.extend_from_slice(escaped.as_bytes());
+            body.extend_from_slice(tail.as_bytes());
+            body
+        }
+        Input::Document { bytes, .. } => {
+            const HEAD: &[u8] = b"{\"fileBase64\":\"";
+            // The same limit the document cards show, so what was said to fit does.
+            if bytes.len() as u64 > documents::MAX_DOCUMENT_BYTES {
+                return Err(documents::too_large(bytes.len() as u64));
+            }
+            let encoded = base64::encoded_len(bytes.len(), true)
+                .ok_or_else(|| documents::too_large(bytes.len() as u64))?;
+            let total = HEAD.len() + encoded + 1 + tail.len();
+            if total as u64 > MAX_REQUEST_BYTES {
+                return Err(documents::too_large(bytes.len() as u64));
+            }
+            let mut body = Vec::with_capacity(total);
+            body.extend_from_slice(HEAD);
+            let start = body.len();
+            body.resize(start + encoded, 0);
+            let written = B64.encode_slice(bytes, &mut body[start..]).map_err(|e| {
+                Error::new(
+                    ErrorCode::Protocol,
+                    format!("Cannot encode the document: {e}"),
+                )
+            })?;
+            body.truncate(start + written);
+            body.push(b'"');
+            body.extend_from_slice(tail.as_bytes());
+            body
+        }
+    };
+    if body.len() as u64 > MAX_REQUEST_BYTES {
+        return Err(Error::new(
+            ErrorCode::TooLarge,
+            format!(
+                "The request would be {:.1} MB; the citation service accepts 12 MB.",
+                body.len() as f64 / 1_048_576.0
+            ),
+        ));
+    }
+    Ok(body)
+}
+
+/// One paragraph the service will consider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct Paragraph {
+    pub index: u32,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub slide: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub style: Option<String>,
+}
+
+/// What parse found, with anything the service added kept in `extra`.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct Parsed {
+    pub paragraphs: Vec<Paragraph>,
+    pub references: Vec<String>,
+    pub references_heading: Option<String>,
+    /// Fields the contract does not name, as the service sent them.
+    #[ts(type = "Record<string, unknown>")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Parsed {
+    /// Reads a parse answer leniently: entries may be objects or strings, `index`
+    /// defaults to the position, `references` may be missing.
+    pub fn from_json(mut v: serde_json::Value) -> Result<Self> {
+        let protocol = |m: &str| Error::new(ErrorCode::Protocol, format!("The parse answer {m}."));
+        let obj = v
+            .as_object_mut()
+            .ok_or_else(|| protocol("is not a JSON object"))?;
+        let paras = obj
+            .remove("paragraphs")
+            .ok_or_else(|| protocol("has no paragraphs"))?;
+        let paras = paras
+            .as_array()
+            .ok_or_else(|| protocol("has paragraphs that are not a list"))?;
+        let mut paragraphs = Vec::with_capacity(paras.len());
+        for (i, p) in paras.iter().enumerate() {
+            let para = match p {
+                serde_json::Value::String(s) => Paragraph {
+                    index: i as u32,
+                    text: s.clone(),
+                    slide: None,
+                    style: None,
+                },
+                serde_json::Value::Object(o) => Paragraph {
+                    index: o.get("index").and_then(|x| x.as_u64()).unwrap_or(i as u64) as u32,
+                    text: o
+                        .get("text")
+                        .and_then(|x| x.as_str())
+                        .ok_or_else(|| protocol("has a paragraph without text"))?
+                        .to_owned(),
+                    slide: o.get("slide").and_then(|x| x.as_u64()).map(|s| s as u32),
+                    style: o.get("style").and_then(|x| x.as_str()).map(str::to_owned),
+                },
+                _ => {
+                    return Err(protocol(
+                        "has a paragraph that is neither text nor an object",
+                    ));
+                }
+            };
+            paragraphs.push(para);
+        }
+        let references = match obj.remove("references") {
+            None | Some(serde_json::Value::Null) => Vec::new(),
+            Some(serde_json::Value::Array(items)) => items
+                .into_iter()
+                .filter_map(|r| match r {
+                    serde_json::Value::String(s) => Some(s),
+                    serde_json::Value::Object(o) => {
+                        o.get("text").and_then(|t| t.as_str()).map(str::to_owned)
+                    }
+                    _ => None,
+                })
+                .collect(),
+            Some(_) => return Err(protocol("has references that are not a list")),
+        };
+        let references_heading = obj
+            .remove("referencesHeading")
+            .and_then(|h| h.as_str().map(str::to_owned));
+        Ok(Parsed {
+            paragraphs,
+            references,
+            references_heading,
+            extra: std::mem::take(obj),
+        })
+    }
+}
+
+/// What the cited document is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(rename_all = "lowercase")]
+pub enum OutputKind {
+    Docx,
+    Pptx,
+    Text,
+}
+
+impl OutputKind {
+    pub fn extension(self) -> &'static str {
+        match self {
+            OutputKind::Docx => "docx",
+            OutputKind::Pptx => "pptx",
+            OutputKind::Text => "txt",
+        }
+    }
+}
+
+impl From<DocKind> for OutputKind {
+    fn from(k: DocKind) -> Self {
+        match k {
+            DocKind::Docx => OutputKind::Docx,
+            DocKind::Pptx => OutputKind::Pptx,
+        }
+    }
+}
+
+/// The rewritten document, checked to be what was asked for.
+#[derive(Debug, Clone)]
+pub struct Cited {
+    pub bytes: Vec<u8>,
+    pub kind: OutputKind,
+    /// Fields the contract does not name, as the service sent them.
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+#[derive(Deserialize)]
+struct CiteAnswer<'a> {
+    #[serde(rename = "documentBase64", borrow)]
+    document_base64: Option<std::borrow::Cow<'a, str>>,
+    #[serde(flatten)]
+    extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Decodes a cite answer and checks the document is of the kind sent.
+pub fn decode_cite_answer(body: &[u8], sent: &Input<'_>) -> Result<Cited> {
+    let protocol = |m: String| Error::new(ErrorCode::Protocol, m);
+    let answer: CiteAnswer<'_> = serde_json::from_slice(body).map_err(|e| {
+        protocol(format!(
+            "The citation service's answer is not valid JSON ({e})."
+        ))
+    })?;
+    let encoded = answer
+        .document_base64
+        .ok_or_else(|| protocol("The citation service's answer has no documentBase64.".into()))?;
+    let bytes = B64
+        .decode(encoded.trim().as_bytes())
+        .map_err(|e| protocol(format!("The returned document is not valid base64 ({e}).")))?;
+    let kind = match sent {
+        Input::Document { kind, .. } => {
+            let got = documents::sniff(&bytes).map_err(|e| {
+                protocol(format!(
+                    "The citation service returned something that is not a document: {}",
+                    e.message
+                ))
+            })?;
+            if got != *kind {
+                return Err(protocol(format!(
+                    "Sent a {} but the citation service returned a {}.",
+                    kind.label(),
+                    got.label()
+                )));
+            }
+            OutputKind::from(got)
+        }
+        // A server may answer an essay with a document; keep it as what it is.
+        Input::Essay(_) => match documents::sniff(&bytes) {
+            Ok(k) => OutputKind::from(k),
+            Err(_) => {
+                std::str::from_utf8(&bytes)
+                    .map_err(|_| protocol("The cited text is not UTF-8.".into()))?;
+                OutputKind::Text
+            }
+        },
+    };
+    Ok(Cited {
+        bytes,
+        kind,
+        extra: answer.extra,
+    })
+}
+
+/// The citation service, with one key.
+#[derive(Clone)]
+pub struct CitationClient {
+    conn: Connection,
+    key: ApiKey,
+    retry: RetryPolicy,
+}
+
+impl std::fmt::Debug for CitationClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CitationClient")
+            .field("base", &self.conn.base_url().as_str())
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+impl CitationClient {
+    pub fn new(conn: Connection, key: ApiKey) -> Self {
+        Self {
+            conn,
+            key,
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    pub fn connection(&self) -> &Connection {
+        &self.conn
+    }
+
+    async fn post(
+        &self,
+        path: &str,
+        what: &str,
+        body: Vec<u8>,
+        progress: &(dyn Fn(Progress) + Send + Sync),
+    ) -> Result<bytes::Bytes> {
+        let body = bytes::Bytes::from(body);
+        let resp = with_retries(self.retry, what, progress, || {
+            progress(Progress::Sending {
+                bytes: body.len() as u64,
+            });
+            let req = self
+                .conn
+                .authed(reqwest::Method::POST, path, &self.key)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .header(reqwest::header::ACCEPT, "application/json")
+                .body(body.clone());
+            async move { req.send().await.map_err(network_error) }
+        })
+        .await?;
+        if !resp.status().is_success() {
+            if resp.status().is_redirection() {
+                return Err(Error::new(
+                    ErrorCode::Protocol,
+                    format!("{what}: the service redirected to another address; the key was not sent there."),
+                )
+                .with_status(resp.status().as_u16()));
+            }
+            return Err(error_from(resp, what).await);
+        }
+        progress(Progress::Receiving);
+        resp.bytes().await.map_err(network_error)
+    }
+
+    /// `POST /citations/v1/parse`.
+    pub async fn parse(
+        &self,
+        input: &Input<'_>,
+        progress: &(dyn Fn(Progress) + Send + Sync),
+    ) -> Result<Parsed> {
+        let body = request_body(input, None)?;
+        let answer = self
+            .post("/citations/v1/parse", "Parse", body, progress)
+            .await?;
+        let json: serde_json::Value = serde_json::from_slice(&answer).map_err(|e| {
+            Error::new(
+                ErrorCode::Protocol,
+                format!("The parse answer is not valid JSON ({e})."),
+            )
+        })?;
+        Parsed::from_json(json)
+    }
+
+    /// `POST /citations/v1/cite`: the rewritten document, checked.
+    pub async fn cite(
+        &self,
+        input: &Input<'_>,
+        options: &CiteOptions,
+        progress: &(dyn Fn(Progress) + Send + Sync),
+    ) -> Result<Cited> {
+        let body = request_body(input, Some(options))?;
+        let answer = self
+            .post("/citations/v1/cite", "Cite", body, progress)
+            .await?;
+        decode_cite_answer(&answer, input)
+    }
+}
+
+/// A progress callback that ignores progress.
+pub fn no_progress(_: Progress) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn document_body_is_exact_json_with_one_copy() {
+        let doc = vec![7u8; 1000];
+        let input = Input::Document {
+            bytes: &doc,
+            kind: DocKind::Docx,
+        };
+        let body = request_body(&input, Some(&CiteOptions::default())).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(B64.decode(v["fileBase64"].as_str().unwrap()).unwrap(), doc);
+        assert_eq!(v["mode"], "every_other");
+        assert_eq!(v["minCitations"], 1);
+        assert_eq!(v["maxCitations"], 2);
+        assert!(v.get("seed").is_none());
+        assert_eq!(
+            body.capacity(),
+            body.len(),
+            "the body is allocated once, at its exact size"
+        );
+    }
+
+    #[test]
+    fn essay_body_escapes_text() {
+        let input = Input::essay("He said \"hi\"\nthen left.").unwrap();
+        let body = request_body(&input, None).unwrap();
+        let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"essay": "He said \"hi\"\nthen left."})
+        );
+    }
+
+    #[test]
+    fn oversize_is_refused_before_sending() {
+        let doc = vec![0u8; documents::MAX_DOCUMENT_BYTES as usize + 1];
+        let input = Input::Document {
+            bytes: &doc,
+            kind: DocKind::Docx,
+        };
+        let refused = request_body(&input, Some(&CiteOptions::default()))
+            .err()
+            .map(|e| e.code);
+        assert_eq!(refused, Some(ErrorCode::TooLarge));
+        let fits = vec![0u8; documents::MAX_DOCUMENT_BYTES as usize];
+        let input = Input::Document {
+            bytes: &fits,
+            kind: DocKind::Docx,
+        };
+        let body = request_body(
+            &input,
+            Some(&CiteOptions {
+                seed: Some(u64::MAX),
+                ..Default::default()
+            }),
+        )
+        .unwrap();
+        assert!(body.len() as u64 <= MAX_REQUEST_BYTES, "{}", body.len());
+    }
+
+    #[test]
+    fn min_above_max_is_refused() {
+        let o = CiteOptions {
+            min_citations: 3,
+            max_citations: 1,
+            ..Default::default()
+        };
+        let input = Input::essay("x").unwrap();
+        assert_eq!(
+            request_body(&input, Some(&o)).unwrap_err().code,
+            ErrorCode::InvalidInput
+        );
+    }
+
+    #[test]
+    fn parse_answers_are_read_leniently_and_keep_extras() {
+        let v = serde_json::json!({
+            "paragraphs": ["First", {"text": "Second", "slide": 2, "index": 5}],
+            "references": [{"text": "Ref A"}, "Ref B"],
+            "referencesHeading": "References",
+            "kind": "pptx",
+            "future": {"x": 1}
+        });
+        let p = Parsed::from_json(v).unwrap();
+        assert_eq!(p.paragraphs[0].index, 0);
+        assert_eq!(p.paragraphs[1].index, 5);
+        assert_eq!(p.paragraphs[1].slide, Some(2));
+        assert_eq!(p.references, vec!["Ref A", "Ref B"]);
+        assert_eq!(p.extra["future"]["x"], 1);
+        assert_eq!(p.extra["kind"], "pptx");
+        let bad = Parsed::from_json(serde_json::json!({"references": []})).unwrap_err();
+        assert_eq!(bad.code, ErrorCode::Protocol);
+    }
+
+    #[test]
+    fn cite_answers_must_be_the_kind_sent() {
+        let input = Input::Document {
+            bytes: b"",
+            kind: DocKind::Docx,
+        };
+        let text = B64.encode("not a zip");
+        let body = format!("{{\"documentBase64\":\"{text}\"}}");
+        assert_eq!(
+            decode_cite_answer(body.as_bytes(), &input)
+                .unwrap_err()
+                .code,
+            ErrorCode::Protocol
+        );
+        let essay = Input::Essay("x");
+        let cited = decode_cite_answer(body.as_bytes(), &essay).unwrap();
+        assert_eq!(cited.kind, OutputKind::Text);
+        assert_eq!(
+            decode_cite_answer(b"{}", &essay).unwrap_err().code,
+            ErrorCode::Protocol
+        );
+        assert_eq!(
+            decode_cite_answer(b"{oops", &essay).unwrap_err().code,
+            ErrorCode::Protocol
+        );
+    }
+}

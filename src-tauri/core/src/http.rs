@@ -1,0 +1,227 @@
+//! Turning HTTP answers into typed errors, and the 429 retry loop.
+//!
+//! A real server may word its errors any way the contract allows, so the status
+//! decides the code and the body only supplies the words.
+
+use crate::error::{Error, ErrorCode, Result};
+use std::time::{Duration, SystemTime};
+
+/// How long to wait when a 429 has no readable `Retry-After`.
+const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(5);
+
+/// How a request reacts to 429.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryPolicy {
+    /// Retries after the first attempt.
+    pub max_retries: u32,
+    /// A `Retry-After` longer than this is not waited out: the error goes to the caller.
+    pub max_wait: Duration,
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        Self {
+            max_retries: 3,
+            max_wait: Duration::from_secs(120),
+        }
+    }
+}
+
+/// What a long request is doing, for progress displays.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Progress {
+    /// The request is being sent (`bytes` in its body).
+    Sending { bytes: u64 },
+    /// Rate limited: retrying in `seconds` (counted down once a second), attempt `attempt` of `of`.
+    RateLimited { seconds: u64, attempt: u32, of: u32 },
+    /// The answer is arriving.
+    Receiving,
+}
+
+/// `Retry-After` as seconds or an HTTP date, relative to `now`.
+pub fn parse_retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<u64>() {
+        return Some(Duration::from_secs(secs));
+    }
+    let at = httpdate::parse_http_date(value).ok()?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+pub(crate) fn retry_after(resp: &reqwest::Response) -> Duration {
+    resp.headers()
+        .get(reqwest::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| parse_retry_after(v, SystemTime::now()))
+        .unwrap_or(DEFAULT_RETRY_AFTER)
+}
+
+/// The error for a non-success answer. `what` names the call for the message.
+pub(crate) async fn error_from(resp: reqwest::Response, what: &str) -> Error {
+    let status = resp.status();
+    let wait = (status.as_u16() == 429).then(|| retry_after(&resp));
+    let body = resp.bytes().await.unwrap_or_default();
+    let said = server_message(&body);
+    let (code, default) = match status.as_u16() {
+        401 | 403 => (
+            ErrorCode::Unauthorized,
+            "The service did not accept the API key. Check it in Settings.".to_owned(),
+        ),
+        404 => (ErrorCode::NotFound, format!("{what}: not found.")),
+        409 => (
+            ErrorCode::Conflict,
+            format!("{what}: conflicts with the current state."),
+        ),
+        413 => (
+            ErrorCode::TooLarge,
+            "The request is larger than the service accepts (12 MB).".to_owned(),
+        ),
+        429 => (
+            ErrorCode::RateLimited,
+            "The service is rate limiting requests.".to_owned(),
+        ),
+        400 | 422 => (
+            ErrorCode::InvalidInput,
+            format!("{what}: the service refused the request."),
+        ),
+        s if s >= 500 => (
+            ErrorCode::Server,
+            format!("{what}: the service failed ({status})."),
+        ),
+        _ => (
+            ErrorCode::Protocol,
+            format!("{what}: unexpected answer {status}."),
+        ),
+    };
+    let message = match said {
+        Some(s) if code != ErrorCode::Unauthorized => format!("{default} The service said: {s}"),
+        Some(s) => format!("{default} ({s})"),
+        None => default,
+    };
+    let mut err = Error::new(code, message).with_status(status.as_u16());
+    if let Some(w) = wait {
+        err = err.with_retry_after(w.as_secs());
+    }
+    err
+}
+
+/// The human part of an error body: `error.message`, a top-level `message`, `error`
+/// or `detail` string, or a short excerpt of a text body.
+pub(crate) fn server_message(body: &[u8]) -> Option<String> {
+    if let Ok(v) = serde_json::from_slice::<serde_json::Value>(body) {
+        let pick = |v: &serde_json::Value| v.as_str().map(str::to_owned);
+        return v
+            .pointer("/error/message")
+            .and_then(pick)
+            .or_else(|| v.get("message").and_then(pick))
+            .or_else(|| v.get("error").and_then(pick))
+            .or_else(|| v.get("detail").and_then(pick))
+            .map(|s| excerpt(&s));
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    // An HTML error page says nothing a person needs here.
+    if text.is_empty() || text.starts_with('<') {
+        return None;
+    }
+    Some(excerpt(text))
+}
+
+fn excerpt(s: &str) -> String {
+    const MAX: usize = 300;
+    let s = s.trim();
+    if s.chars().count() <= MAX {
+        return s.to_owned();
+    }
+    let cut: String = s.chars().take(MAX).collect();
+    format!("{cut}…")
+}
+
+/// Sends with `send` until it is not a 429, waiting out `Retry-After` and counting
+/// down through `progress`, at most `policy.max_retries` times.
+pub(crate) async fn with_retries<F, Fut>(
+    policy: RetryPolicy,
+    what: &str,
+    progress: &(dyn Fn(Progress) + Send + Sync),
+    mut send: F,
+) -> Result<reqwest::Response>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<reqwest::Response>>,
+{
+    let mut attempt = 0;
+    loop {
+        let resp = send().await?;
+        if resp.status().as_u16() != 429 {
+            return Ok(resp);
+        }
+        let wait = retry_after(&resp);
+        if attempt >= policy.max_retries || wait > policy.max_wait {
+            let mut err = error_from(resp, what).await;
+            err.message = format!(
+                "{} Gave up after {} attempt{}.",
+                err.message,
+                attempt + 1,
+                if attempt == 0 { "" } else { "s" }
+            );
+            return Err(err);
+        }
+        drop(resp);
+        attempt += 1;
+        let mut left = wait;
+        while !left.is_zero() {
+            progress(Progress::RateLimited {
+                seconds: left.as_secs_f64().ceil() as u64,
+                attempt,
+                of: policy.max_retries,
+            });
+            let step = left.min(Duration::from_secs(1));
+            tokio::time::sleep(step).await;
+            left -= step;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retry_after_reads_seconds_and_http_dates() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        assert_eq!(parse_retry_after("7", now), Some(Duration::from_secs(7)));
+        let later = httpdate::fmt_http_date(now + Duration::from_secs(30));
+        assert_eq!(
+            parse_retry_after(&later, now),
+            Some(Duration::from_secs(30))
+        );
+        let earlier = httpdate::fmt_http_date(now - Duration::from_secs(30));
+        assert_eq!(parse_retry_after(&earlier, now), Some(Duration::ZERO));
+        assert_eq!(parse_retry_after("soon", now), None);
+    }
+
+    #[test]
+    fn server_messages_are_found_in_any_common_shape() {
+        let cases: &[(&[u8], Option<&str>)] = &[
+            (
+                br#"{"error":{"code":"x","message":"Bad key"}}"#,
+                Some("Bad key"),
+            ),
+            (br#"{"message":"Nope"}"#, Some("Nope")),
+            (br#"{"error":"Denied"}"#, Some("Denied")),
+            (br#"{"detail":"Missing field"}"#, Some("Missing field")),
+            (b"plain words", Some("plain words")),
+            (b"<html><body>502</body></html>", None),
+            (b"", None),
+            (br#"{"other":1}"#, None),
+        ];
+        for (body, want) in cases {
+            assert_eq!(
+                server_message(body).as_deref(),
+                *want,
+                "{}",
+                String::from_utf8_lossy(body)
+            );
+        }
+    }
+}

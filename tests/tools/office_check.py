@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Opens .docx/.pptx files with python-docx / python-pptx (tools Casebook did not write)
+and prints, as JSON, the text they see: one entry per file.
+
+Usage: office_check.py FILE...   Exits 1 if any file fails to open.
+"""
+import json
+import sys
+
+
+def docx_texts(path):
+    import docx
+
+    doc = docx.Document(path)
+    qn = docx.oxml.ns.qn
+    # Every paragraph of the body, including those in tables, content controls and
+    # text boxes, which Document.paragraphs leaves out; and every w:t, including
+    # tracked insertions, which Paragraph.text leaves out.
+    return [
+        "".join(t.text or "" for t in p.iter(qn("w:t")))
+        for p in doc.element.body.iter(qn("w:p"))
+    ]
+
+
+def pptx_texts(path):
+    import pptx
+    from pptx.enum.shapes import MSO_SHAPE_TYPE
+
+    prs = pptx.Presentation(path)
+    texts = []
+
+    def walk(shapes):
+        for shape in shapes:
+            if shape.shape_type == MSO_SHAPE_TYPE.GROUP:
+                walk(shape.shapes)
+                continue
+            if shape.has_text_frame:
+                texts.extend(p.text for p in shape.text_frame.paragraphs)
+            if getattr(shape, "has_table", False) and shape.has_table:
+                for row in shape.table.rows:
+                    for cell in row.cells:
+                        texts.extend(p.text for p in cell.text_frame.paragraphs)
+
+    for slide in prs.slides:
+        walk(slide.shapes)
+    return texts, len(prs.slides)
+
+
+def main():
+    out = []
+    failed = False
+    for path in sys.argv[1:]:
+        entry = {"path": path}
+        try:
+            if path.endswith(".docx"):
+                entry["paragraphs"] = docx_texts(path)
+            elif path.endswith(".pptx"):
+                entry["paragraphs"], entry["slides"] = pptx_texts(path)
+            else:
+                raise ValueError("not a .docx or .pptx name")
+        except Exception as e:  # report every file, then fail
+            entry["error"] = f"{type(e).__name__}: {e}"
+            failed = True
+        out.append(entry)
+    json.dump(out, sys.stdout)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()
