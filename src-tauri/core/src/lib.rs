@@ -9,6 +9,10 @@ pub mod documents;
 pub mod error;
 pub mod http;
 pub mod keys;
+pub mod missions;
+pub mod save;
 pub mod sse;
+pub mod store;
+pub mod stream;
 
 pub use error::{Error, ErrorCode, Result};

@@ -1,0 +1,546 @@
+//! The investigation service: the mission message, sessions, cancel, and the typed
+//! events of a mission.
+
+use crate::connection::{Connection, network_error};
+use crate::error::{Error, ErrorCode, Result};
+use crate::http::{RetryPolicy, error_from, with_retries};
+use crate::keys::ApiKey;
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+/// What the user asks for. Type and budget type default to the values the
+/// contract uses; the budget is the hard maximum in US cents.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct MissionSpec {
+    pub mission_type: String,
+    pub budget_type: String,
+    #[ts(type = "number")]
+    pub budget_cents: u64,
+    pub objective: String,
+}
+
+impl MissionSpec {
+    pub fn new(objective: impl Into<String>, budget_cents: u64) -> Self {
+        Self {
+            mission_type: "research".into(),
+            budget_type: "fixed".into(),
+            budget_cents,
+            objective: objective.into(),
+        }
+    }
+
+    /// Refuses what the service would refuse, with the field named.
+    pub fn validate(&self) -> Result<()> {
+        for (name, value) in [
+            ("Mission type", &self.mission_type),
+            ("Budget type", &self.budget_type),
+        ] {
+            if value.trim().is_empty() {
+                return Err(Error::invalid_input(format!("{name} is empty.")));
+            }
+            if value.chars().any(|c| c == '\n' || c == '\r') {
+                return Err(Error::invalid_input(format!("{name} must be on one line.")));
+            }
+        }
+        if self.budget_cents == 0 {
+            return Err(Error::invalid_input("The budget must be more than $0.00."));
+        }
+        if self.objective.trim().is_empty() {
+            return Err(Error::invalid_input(
+                "The objective is empty: say what the mission should find out.",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The exact message the service receives: four labelled lines, a blank line,
+    /// then the objective.
+    pub fn message(&self) -> Result<String> {
+        self.validate()?;
+        Ok(format!(
+            "MISSION TYPE: {}\nMISSION BUDGET TYPE: {}\nMISSION BUDGET (hard maximum): ${} USD\nMISSION OBJECTIVE:\n\n{}",
+            self.mission_type.trim(),
+            self.budget_type.trim(),
+            format_usd(self.budget_cents),
+            self.objective.trim()
+        ))
+    }
+}
+
+/// `2500` → `"25.00"`.
+pub fn format_usd(cents: u64) -> String {
+    format!("{}.{:02}", cents / 100, cents % 100)
+}
+
+/// `"25"`, `"25.5"`, `"$25.50"` → cents. Refuses more than two decimals and zero.
+pub fn parse_usd(raw: &str) -> Result<u64> {
+    let s = raw.trim().trim_start_matches('$').trim();
+    let bad = || {
+        Error::invalid_input(format!(
+            "\"{raw}\" is not an amount in US dollars (like 25 or 25.50)."
+        ))
+    };
+    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+    if whole.is_empty() && frac.is_empty() {
+        return Err(bad());
+    }
+    if !whole.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > 2
+    {
+        return Err(bad());
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| bad())?
+    };
+    let frac: u64 = format!("{frac:0<2}").parse().map_err(|_| bad())?;
+    let cents = whole
+        .checked_mul(100)
+        .and_then(|w| w.checked_add(frac))
+        .ok_or_else(bad)?;
+    if cents == 0 {
+        return Err(Error::invalid_input("The budget must be more than $0.00."));
+    }
+    Ok(cents)
+}
+
+/// A started mission.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct Session {
+    pub session_id: String,
+    pub continuation_token: Option<String>,
+    /// Fields the contract does not name, as the service sent them.
+    #[ts(type = "Record<string, unknown>")]
+    pub extra: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The service's answer to a cancel request. The turn is not cancelled until
+/// `turn.cancelled` arrives on the stream.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct CancelAck {
+    pub ok: bool,
+    pub session_id: String,
+    pub status: String,
+}
+
+/// The kinds of event Casebook knows; anything else is `Unknown` and is shown with
+/// its name and raw JSON, never dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "snake_case")]
+#[ts(rename_all = "snake_case")]
+pub enum EventKind {
+    TurnStarted,
+    Plan,
+    SearchQuery,
+    SourceFound,
+    Evidence,
+    FindingVerified,
+    SpendUpdated,
+    ReportFinal,
+    TurnCompleted,
+    TurnCancelled,
+    SessionWaiting,
+    SessionCompleted,
+    Unknown,
+}
+
+impl EventKind {
+    pub fn of(event: &str) -> Self {
+        match event {
+            "turn.started" => EventKind::TurnStarted,
+            "plan" => EventKind::Plan,
+            "search.query" => EventKind::SearchQuery,
+            "source.found" => EventKind::SourceFound,
+            "evidence" => EventKind::Evidence,
+            "finding.verified" => EventKind::FindingVerified,
+            "spend.updated" => EventKind::SpendUpdated,
+            "report.final" => EventKind::ReportFinal,
+            "turn.completed" => EventKind::TurnCompleted,
+            "turn.cancelled" => EventKind::TurnCancelled,
+            "session.waiting" => EventKind::SessionWaiting,
+            // The contract does not name the completion event; accept the likely spellings.
+            "session.completed" | "session.complete" | "session.done" => {
+                EventKind::SessionCompleted
+            }
+            _ => EventKind::Unknown,
+        }
+    }
+}
+
+/// One event of a mission, as received: its id, name, kind and raw JSON data
+/// (a string when the data was not JSON).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct MissionEvent {
+    pub id: Option<String>,
+    pub event: String,
+    pub kind: EventKind,
+    #[ts(type = "unknown")]
+    pub data: serde_json::Value,
+}
+
+impl MissionEvent {
+    pub fn new(id: Option<String>, event: String, data: &str) -> Self {
+        let data = serde_json::from_str(data)
+            .unwrap_or_else(|_| serde_json::Value::String(data.to_owned()));
+        Self {
+            id,
+            kind: EventKind::of(&event),
+            event,
+            data,
+        }
+    }
+
+    /// The stream ends here: the case is waiting or complete.
+    pub fn is_terminal(&self) -> bool {
+        matches!(
+            self.kind,
+            EventKind::SessionWaiting | EventKind::SessionCompleted
+        )
+    }
+
+    /// The typed payload of a known kind; `None` for unknown kinds or data of
+    /// another shape (the raw `data` is still there).
+    pub fn payload(&self) -> Option<Payload> {
+        let d = self.data.clone();
+        let p = match self.kind {
+            EventKind::TurnStarted => Payload::TurnStarted(serde_json::from_value(d).ok()?),
+            EventKind::Plan => Payload::Plan(serde_json::from_value(d).ok()?),
+            EventKind::SearchQuery => Payload::SearchQuery(serde_json::from_value(d).ok()?),
+            EventKind::SourceFound => Payload::SourceFound(serde_json::from_value(d).ok()?),
+            EventKind::Evidence => Payload::Evidence(serde_json::from_value(d).ok()?),
+            EventKind::FindingVerified => Payload::FindingVerified(serde_json::from_value(d).ok()?),
+            EventKind::SpendUpdated => Payload::SpendUpdated(serde_json::from_value(d).ok()?),
+            EventKind::ReportFinal => Payload::ReportFinal(serde_json::from_value(d).ok()?),
+            _ => return None,
+        };
+        Some(p)
+    }
+}
+
+/// Typed payloads of the kinds the sandbox sends (docs/contract.md). Every field
+/// is optional: a real server may send less.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Payload {
+    TurnStarted(TurnStarted),
+    Plan(Plan),
+    SearchQuery(SearchQuery),
+    SourceFound(SourceFound),
+    Evidence(Evidence),
+    FindingVerified(FindingVerified),
+    SpendUpdated(SpendUpdated),
+    ReportFinal(ReportFinal),
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct TurnStarted {
+    pub turn_id: Option<String>,
+    pub objective: Option<String>,
+    pub budget_usd: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Plan {
+    pub steps: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SearchQuery {
+    pub query: Option<String>,
+    pub engine: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SourceFound {
+    pub title: Option<String>,
+    pub url: Option<String>,
+    pub publisher: Option<String>,
+    pub year: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Evidence {
+    pub source_url: Option<String>,
+    pub quote: Option<String>,
+    pub supports: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct FindingVerified {
+    pub claim: Option<String>,
+    pub confidence: Option<f64>,
+    pub sources: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct SpendUpdated {
+    pub spent_usd: Option<f64>,
+    pub budget_usd: Option<f64>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct ReportFinal {
+    pub title: Option<String>,
+    pub summary: Option<String>,
+    pub findings: Vec<String>,
+}
+
+/// The investigation service, with one key.
+#[derive(Clone)]
+pub struct InvestigationClient {
+    pub(crate) conn: Connection,
+    pub(crate) key: ApiKey,
+    retry: RetryPolicy,
+}
+
+impl std::fmt::Debug for InvestigationClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InvestigationClient")
+            .field("base", &self.conn.base_url().as_str())
+            .field("key", &self.key)
+            .finish()
+    }
+}
+
+fn session_path(id: &str, tail: &str) -> Result<String> {
+    // A session id goes into a path: refuse anything that could change the path.
+    if id.is_empty()
+        || !id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
+    {
+        return Err(Error::invalid_input(format!(
+            "\"{id}\" is not a session id."
+        )));
+    }
+    Ok(format!("/eve/v1/session/{id}{tail}"))
+}
+
+impl InvestigationClient {
+    pub fn new(conn: Connection, key: ApiKey) -> Self {
+        Self {
+            conn,
+            key,
+            retry: RetryPolicy::default(),
+        }
+    }
+
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    async fn post_json(
+        &self,
+        path: &str,
+        what: &str,
+        body: serde_json::Value,
+    ) -> Result<serde_json::Value> {
+        let body = serde_json::to_vec(&body).map_err(|e| Error::invalid_input(e.to_string()))?;
+        let resp = with_retries(self.retry, what, &|_| {}, || {
+            let req = self
+                .conn
+                .authed(reqwest::Method::POST, path, &self.key)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(body.clone());
+            async move { req.send().await.map_err(network_error) }
+        })
+        .await?;
+        if !resp.status().is_success() {
+            return Err(error_from(resp, what).await);
+        }
+        let bytes = resp.bytes().await.map_err(network_error)?;
+        serde_json::from_slice(&bytes).map_err(|e| {
+            Error::new(
+                ErrorCode::Protocol,
+                format!("{what}: the answer is not valid JSON ({e})."),
+            )
+        })
+    }
+
+    /// `POST /eve/v1/session`.
+    pub async fn create_session(&self, spec: &MissionSpec) -> Result<Session> {
+        let message = spec.message()?;
+        let answer = self
+            .post_json(
+                "/eve/v1/session",
+                "Start mission",
+                serde_json::json!({ "message": message }),
+            )
+            .await?;
+        let serde_json::Value::Object(mut obj) = answer else {
+            return Err(Error::new(
+                ErrorCode::Protocol,
+                "Start mission: the answer is not a JSON object.",
+            ));
+        };
+        let session_id = obj
+            .remove("sessionId")
+            .and_then(|v| v.as_str().map(str::to_owned))
+            .ok_or_else(|| {
+                Error::new(
+                    ErrorCode::Protocol,
+                    "Start mission: the answer has no sessionId.",
+                )
+            })?;
+        let continuation_token = obj
+            .remove("continuationToken")
+            .and_then(|v| v.as_str().map(str::to_owned));
+        Ok(Session {
+            session_id,
+            continuation_token,
+            extra: obj,
+        })
+    }
+
+    /// `POST /eve/v1/session/{id}/cancel`.
+    pub async fn cancel(&self, session_id: &str) -> Result<CancelAck> {
+        let path = session_path(session_id, "/cancel")?;
+        let answer = self
+            .post_json(&path, "Cancel", serde_json::json!({}))
+            .await?;
+        serde_json::from_value(answer).map_err(|e| {
+            Error::new(
+                ErrorCode::Protocol,
+                format!("Cancel: unexpected answer ({e})."),
+            )
+        })
+    }
+
+    pub(crate) fn stream_path(&self, session_id: &str) -> Result<String> {
+        session_path(session_id, "/stream")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_has_the_four_labelled_lines_then_the_objective() {
+        let spec = MissionSpec::new("  Does X cause Y?\nLook at trials.  ", 2550);
+        assert_eq!(
+            spec.message().unwrap(),
+            "MISSION TYPE: research\nMISSION BUDGET TYPE: fixed\nMISSION BUDGET (hard maximum): $25.50 USD\nMISSION OBJECTIVE:\n\nDoes X cause Y?\nLook at trials."
+        );
+    }
+
+    #[test]
+    fn bad_specs_are_refused() {
+        let ok = MissionSpec::new("Find out", 100);
+        for (what, spec) in [
+            (
+                "empty objective",
+                MissionSpec {
+                    objective: " \n ".into(),
+                    ..ok.clone()
+                },
+            ),
+            (
+                "zero budget",
+                MissionSpec {
+                    budget_cents: 0,
+                    ..ok.clone()
+                },
+            ),
+            (
+                "line break in type",
+                MissionSpec {
+                    mission_type: "re\nsearch".into(),
+                    ..ok.clone()
+                },
+            ),
+            (
+                "line break in budget type",
+                MissionSpec {
+                    budget_type: "fixed\r".into(),
+                    ..ok.clone()
+                },
+            ),
+            (
+                "empty type",
+                MissionSpec {
+                    mission_type: "".into(),
+                    ..ok.clone()
+                },
+            ),
+        ] {
+            assert_eq!(
+                spec.message().err().map(|e| e.code),
+                Some(ErrorCode::InvalidInput),
+                "{what}"
+            );
+        }
+    }
+
+    #[test]
+    fn dollars_parse_to_cents() {
+        for (raw, cents) in [
+            ("25", 2500),
+            ("25.5", 2550),
+            ("$25.50", 2550),
+            (" 0.01 ", 1),
+            (".5", 50),
+        ] {
+            assert_eq!(parse_usd(raw).unwrap(), cents, "{raw}");
+        }
+        for raw in ["", "0", "0.00", "-5", "1.234", "abc", "1,000", "$"] {
+            assert!(parse_usd(raw).is_err(), "{raw}");
+        }
+        assert_eq!(format_usd(2550), "25.50");
+        assert_eq!(format_usd(7), "0.07");
+    }
+
+    #[test]
+    fn events_keep_unknown_kinds_and_non_json_data() {
+        let e = MissionEvent::new(
+            Some("3".into()),
+            "weather.report".into(),
+            r#"{"sky":"grey"}"#,
+        );
+        assert_eq!(e.kind, EventKind::Unknown);
+        assert_eq!(e.data["sky"], "grey");
+        assert!(e.payload().is_none());
+        let e = MissionEvent::new(None, "plan".into(), "not json");
+        assert_eq!(e.data, serde_json::Value::String("not json".into()));
+        let e = MissionEvent::new(
+            None,
+            "source.found".into(),
+            r#"{"title":"T","url":"https://doi.org/x","year":2020}"#,
+        );
+        match e.payload() {
+            Some(Payload::SourceFound(s)) => {
+                assert_eq!(s.url.as_deref(), Some("https://doi.org/x"))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(MissionEvent::new(None, "session.waiting".into(), "{}").is_terminal());
+        assert!(MissionEvent::new(None, "session.completed".into(), "{}").is_terminal());
+        assert!(!MissionEvent::new(None, "turn.cancelled".into(), "{}").is_terminal());
+    }
+
+    #[test]
+    fn session_ids_cannot_change_the_path() {
+        assert!(session_path("ses_abc123", "/stream").is_ok());
+        for bad in ["", "../x", "a/b", "a?b", "a b"] {
+            assert!(session_path(bad, "/stream").is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,544 @@
+//! Missions and their events in SQLite, in the app's data directory, so a mission
+//! reopens at once and resumes after a restart.
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::missions::{EventKind, MissionEvent, MissionSpec, Session};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use ts_rs::TS;
+
+/// Each entry moves the schema one version up; the index + 1 is the version.
+/// Never edit an entry that has shipped: add one.
+const MIGRATIONS: &[&str] = &[
+    // 1: missions and their events.
+    "CREATE TABLE missions (
+        session_id TEXT PRIMARY KEY,
+        continuation_token TEXT,
+        objective TEXT NOT NULL,
+        mission_type TEXT NOT NULL,
+        budget_type TEXT NOT NULL,
+        budget_cents INTEGER NOT NULL,
+        base_url TEXT NOT NULL,
+        status TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        last_event_id TEXT
+    );
+    CREATE TABLE events (
+        session_id TEXT NOT NULL REFERENCES missions(session_id) ON DELETE CASCADE,
+        seq INTEGER NOT NULL,
+        event_id TEXT,
+        event TEXT NOT NULL,
+        data TEXT NOT NULL,
+        received_at INTEGER NOT NULL,
+        PRIMARY KEY (session_id, seq)
+    );
+    CREATE UNIQUE INDEX events_by_id ON events(session_id, event_id) WHERE event_id IS NOT NULL;
+    CREATE INDEX missions_by_created ON missions(created_at DESC);",
+];
+
+/// Where a mission stands, as the UI shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(rename_all = "lowercase")]
+pub enum MissionStatus {
+    Running,
+    Waiting,
+    Complete,
+    Cancelled,
+    Reconnecting,
+    Error,
+}
+
+impl MissionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MissionStatus::Running => "running",
+            MissionStatus::Waiting => "waiting",
+            MissionStatus::Complete => "complete",
+            MissionStatus::Cancelled => "cancelled",
+            MissionStatus::Reconnecting => "reconnecting",
+            MissionStatus::Error => "error",
+        }
+    }
+
+    fn parse(s: &str) -> Self {
+        match s {
+            "running" => MissionStatus::Running,
+            "waiting" => MissionStatus::Waiting,
+            "complete" => MissionStatus::Complete,
+            "cancelled" => MissionStatus::Cancelled,
+            "reconnecting" => MissionStatus::Reconnecting,
+            _ => MissionStatus::Error,
+        }
+    }
+
+    /// A mission in this state should be followed again after a restart.
+    pub fn is_live(self) -> bool {
+        matches!(self, MissionStatus::Running | MissionStatus::Reconnecting)
+    }
+
+    /// The status an event moves a mission to, if any. A cancelled turn leaves the
+    /// session waiting; we show it as cancelled until the next turn.
+    pub fn after(self, event: &MissionEvent) -> Self {
+        match event.kind {
+            EventKind::TurnStarted => MissionStatus::Running,
+            EventKind::TurnCancelled => MissionStatus::Cancelled,
+            EventKind::SessionWaiting if self == MissionStatus::Cancelled => {
+                MissionStatus::Cancelled
+            }
+            EventKind::SessionWaiting => MissionStatus::Waiting,
+            EventKind::SessionCompleted => MissionStatus::Complete,
+            _ if self == MissionStatus::Reconnecting => MissionStatus::Running,
+            _ => self,
+        }
+    }
+}
+
+/// One mission in the history.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct MissionRecord {
+    pub session_id: String,
+    pub objective: String,
+    pub mission_type: String,
+    pub budget_type: String,
+    #[ts(type = "number")]
+    pub budget_cents: u64,
+    pub base_url: String,
+    pub status: MissionStatus,
+    /// Unix milliseconds.
+    #[ts(type = "number")]
+    pub created_at: i64,
+    #[ts(type = "number")]
+    pub updated_at: i64,
+    pub last_event_id: Option<String>,
+    #[ts(type = "number")]
+    pub event_count: u64,
+    #[serde(skip)]
+    pub continuation_token: Option<String>,
+}
+
+/// A stored event with its position in the mission.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct StoredEvent {
+    #[ts(type = "number")]
+    pub seq: u64,
+    pub event: MissionEvent,
+    #[ts(type = "number")]
+    pub received_at: i64,
+}
+
+fn db_err(e: rusqlite::Error) -> Error {
+    Error::new(
+        ErrorCode::Io,
+        format!("The mission history could not be read or written ({e})."),
+    )
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// The mission history. Cheap to clone; calls run on a blocking thread.
+#[derive(Clone)]
+pub struct MissionStore {
+    conn: Arc<Mutex<Connection>>,
+}
+
+impl MissionStore {
+    /// Opens (creating and migrating) the database at `path`.
+    pub fn open(path: &Path) -> Result<Self> {
+        let conn = Connection::open(path).map_err(db_err)?;
+        Self::init(conn)
+    }
+
+    /// A store that lives in memory (tests).
+    pub fn in_memory() -> Result<Self> {
+        Self::init(Connection::open_in_memory().map_err(db_err)?)
+    }
+
+    fn init(mut conn: Connection) -> Result<Self> {
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(db_err)?;
+        conn.pragma_update(None, "foreign_keys", true)
+            .map_err(db_err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(db_err)?;
+        migrate(&mut conn)?;
+        Ok(Self {
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    async fn with<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let conn = self.conn.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut guard = conn.lock().unwrap_or_else(|p| p.into_inner());
+            f(&mut guard)
+        })
+        .await
+        .map_err(|e| {
+            Error::new(
+                ErrorCode::Io,
+                format!("The mission history task failed: {e}"),
+            )
+        })?
+    }
+
+    pub async fn schema_version(&self) -> Result<u32> {
+        self.with(|c| {
+            c.pragma_query_value(None, "user_version", |r| r.get(0))
+                .map_err(db_err)
+        })
+        .await
+    }
+
+    /// Records a mission that has just started.
+    pub async fn insert(
+        &self,
+        session: &Session,
+        spec: &MissionSpec,
+        base_url: &str,
+    ) -> Result<MissionRecord> {
+        let (session, spec, base_url) = (session.clone(), spec.clone(), base_url.to_owned());
+        self.with(move |c| {
+            let now = now_ms();
+            c.execute(
+                "INSERT INTO missions (session_id, continuation_token, objective, mission_type, budget_type,
+                   budget_cents, base_url, status, created_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'running', ?8, ?8)
+                 ON CONFLICT(session_id) DO NOTHING",
+                params![
+                    session.session_id,
+                    session.continuation_token,
+                    spec.objective.trim(),
+                    spec.mission_type,
+                    spec.budget_type,
+                    spec.budget_cents as i64,
+                    base_url,
+                    now
+                ],
+            )
+            .map_err(db_err)?;
+            get(c, &session.session_id)?.ok_or_else(|| Error::new(ErrorCode::Io, "The mission was not saved."))
+        })
+        .await
+    }
+
+    pub async fn get(&self, session_id: &str) -> Result<Option<MissionRecord>> {
+        let id = session_id.to_owned();
+        self.with(move |c| get(c, &id)).await
+    }
+
+    /// Newest first.
+    pub async fn list(&self) -> Result<Vec<MissionRecord>> {
+        self.with(|c| {
+            let mut stmt = c
+                .prepare(&format!("{SELECT_MISSION} ORDER BY m.created_at DESC"))
+                .map_err(db_err)?;
+            let rows = stmt.query_map([], row_to_mission).map_err(db_err)?;
+            rows.collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(db_err)
+        })
+        .await
+    }
+
+    /// Missions that were being followed when the app stopped.
+    pub async fn live(&self) -> Result<Vec<MissionRecord>> {
+        Ok(self
+            .list()
+            .await?
+            .into_iter()
+            .filter(|m| m.status.is_live())
+            .collect())
+    }
+
+    pub async fn set_status(&self, session_id: &str, status: MissionStatus) -> Result<()> {
+        let id = session_id.to_owned();
+        self.with(move |c| {
+            c.execute(
+                "UPDATE missions SET status = ?2, updated_at = ?3 WHERE session_id = ?1",
+                params![id, status.as_str(), now_ms()],
+            )
+            .map(|_| ())
+            .map_err(db_err)
+        })
+        .await
+    }
+
+    /// Appends events in one transaction, skipping any whose id is already stored,
+    /// and moves the mission's status and last event id along. Returns the events
+    /// that were new, with their positions.
+    pub async fn append(
+        &self,
+        session_id: &str,
+        events: Vec<MissionEvent>,
+    ) -> Result<Vec<StoredEvent>> {
+        let id = session_id.to_owned();
+        self.with(move |c| {
+            let tx = c.transaction().map_err(db_err)?;
+            let (mut status, mut next): (MissionStatus, u64) = tx
+                .query_row(
+                    "SELECT m.status, COALESCE((SELECT MAX(seq) FROM events e WHERE e.session_id = m.session_id), 0) + 1
+                     FROM missions m WHERE m.session_id = ?1",
+                    [&id],
+                    |r| Ok((MissionStatus::parse(&r.get::<_, String>(0)?), r.get::<_, i64>(1)? as u64)),
+                )
+                .map_err(db_err)?;
+            let now = now_ms();
+            let mut stored = Vec::new();
+            let mut last_id = None;
+            for event in events {
+                let inserted = tx
+                    .execute(
+                        "INSERT OR IGNORE INTO events (session_id, seq, event_id, event, data, received_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                        params![id, next as i64, event.id, event.event, event.data.to_string(), now],
+                    )
+                    .map_err(db_err)?;
+                if inserted == 0 {
+                    continue;
+                }
+                status = status.after(&event);
+                if event.id.is_some() {
+                    last_id = event.id.clone();
+                }
+                stored.push(StoredEvent { seq: next, event, received_at: now });
+                next += 1;
+            }
+            tx.execute(
+                "UPDATE missions SET status = ?2, updated_at = ?3, last_event_id = COALESCE(?4, last_event_id)
+                 WHERE session_id = ?1",
+                params![id, status.as_str(), now, last_id],
+            )
+            .map_err(db_err)?;
+            tx.commit().map_err(db_err)?;
+            Ok(stored)
+        })
+        .await
+    }
+
+    /// Events after position `after_seq`, at most `limit`.
+    pub async fn events(
+        &self,
+        session_id: &str,
+        after_seq: u64,
+        limit: u32,
+    ) -> Result<Vec<StoredEvent>> {
+        let id = session_id.to_owned();
+        self.with(move |c| {
+            let mut stmt = c
+                .prepare(
+                    "SELECT seq, event_id, event, data, received_at FROM events
+                     WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+                )
+                .map_err(db_err)?;
+            let rows = stmt
+                .query_map(params![id, after_seq as i64, limit], |r| {
+                    let data: String = r.get(3)?;
+                    let mut event = MissionEvent::new(r.get(1)?, r.get(2)?, "null");
+                    event.data =
+                        serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data));
+                    Ok(StoredEvent {
+                        seq: r.get::<_, i64>(0)? as u64,
+                        event,
+                        received_at: r.get(4)?,
+                    })
+                })
+                .map_err(db_err)?;
+            rows.collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(db_err)
+        })
+        .await
+    }
+}
+
+const SELECT_MISSION: &str =
+    "SELECT m.session_id, m.objective, m.mission_type, m.budget_type, m.budget_cents,
+    m.base_url, m.status, m.created_at, m.updated_at, m.last_event_id,
+    (SELECT COUNT(*) FROM events e WHERE e.session_id = m.session_id), m.continuation_token
+    FROM missions m";
+
+fn row_to_mission(r: &rusqlite::Row<'_>) -> rusqlite::Result<MissionRecord> {
+    Ok(MissionRecord {
+        session_id: r.get(0)?,
+        objective: r.get(1)?,
+        mission_type: r.get(2)?,
+        budget_type: r.get(3)?,
+        budget_cents: r.get::<_, i64>(4)? as u64,
+        base_url: r.get(5)?,
+        status: MissionStatus::parse(&r.get::<_, String>(6)?),
+        created_at: r.get(7)?,
+        updated_at: r.get(8)?,
+        last_event_id: r.get(9)?,
+        event_count: r.get::<_, i64>(10)? as u64,
+        continuation_token: r.get(11)?,
+    })
+}
+
+fn get(c: &Connection, id: &str) -> Result<Option<MissionRecord>> {
+    c.query_row(
+        &format!("{SELECT_MISSION} WHERE m.session_id = ?1"),
+        [id],
+        row_to_mission,
+    )
+    .optional()
+    .map_err(db_err)
+}
+
+fn migrate(conn: &mut Connection) -> Result<()> {
+    let version: usize = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(db_err)?;
+    if version > MIGRATIONS.len() {
+        return Err(Error::new(
+            ErrorCode::Io,
+            format!(
+                "The mission history was written by a newer Casebook (schema {version}); this one knows up to {}.",
+                MIGRATIONS.len()
+            ),
+        ));
+    }
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
+        let tx = conn.transaction().map_err(db_err)?;
+        tx.execute_batch(sql).map_err(db_err)?;
+        tx.pragma_update(None, "user_version", i + 1)
+            .map_err(db_err)?;
+        tx.commit().map_err(db_err)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(id: &str, name: &str) -> MissionEvent {
+        MissionEvent::new(Some(id.into()), name.into(), "{\"n\":1}")
+    }
+
+    async fn store_with_mission() -> (MissionStore, Session) {
+        let store = MissionStore::in_memory().unwrap();
+        let session = Session {
+            session_id: "ses_1".into(),
+            continuation_token: Some("ct".into()),
+            extra: Default::default(),
+        };
+        store
+            .insert(
+                &session,
+                &MissionSpec::new("Why?", 500),
+                "http://127.0.0.1:1",
+            )
+            .await
+            .unwrap();
+        (store, session)
+    }
+
+    #[tokio::test]
+    async fn events_append_once_in_order_and_move_the_status() {
+        let (store, s) = store_with_mission().await;
+        let new = store
+            .append(
+                &s.session_id,
+                vec![ev("1", "turn.started"), ev("2", "plan"), ev("2", "plan")],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            new.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            vec![1, 2],
+            "the repeated id is skipped"
+        );
+        let again = store
+            .append(
+                &s.session_id,
+                vec![ev("2", "plan"), ev("3", "session.completed")],
+            )
+            .await
+            .unwrap();
+        assert_eq!(again.len(), 1);
+        let m = store.get(&s.session_id).await.unwrap().unwrap();
+        assert_eq!(m.status, MissionStatus::Complete);
+        assert_eq!(m.last_event_id.as_deref(), Some("3"));
+        assert_eq!(m.event_count, 3);
+        let page = store.events(&s.session_id, 1, 10).await.unwrap();
+        assert_eq!(
+            page.iter()
+                .map(|e| e.event.event.as_str())
+                .collect::<Vec<_>>(),
+            vec!["plan", "session.completed"]
+        );
+        assert_eq!(page[0].event.data["n"], 1);
+    }
+
+    #[tokio::test]
+    async fn cancelled_then_waiting_shows_cancelled_and_live_missions_are_found() {
+        let (store, s) = store_with_mission().await;
+        assert_eq!(
+            store.live().await.unwrap().len(),
+            1,
+            "a new mission is running"
+        );
+        store
+            .append(
+                &s.session_id,
+                vec![ev("1", "turn.cancelled"), ev("2", "session.waiting")],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            store.get(&s.session_id).await.unwrap().unwrap().status,
+            MissionStatus::Cancelled
+        );
+        assert!(store.live().await.unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn the_schema_is_versioned_and_reopens() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("casebook.db");
+        {
+            let store = MissionStore::open(&path).unwrap();
+            assert_eq!(
+                store.schema_version().await.unwrap() as usize,
+                MIGRATIONS.len()
+            );
+            let s = Session {
+                session_id: "ses_x".into(),
+                continuation_token: None,
+                extra: Default::default(),
+            };
+            store
+                .insert(&s, &MissionSpec::new("Keep me", 100), "http://127.0.0.1:9")
+                .await
+                .unwrap();
+        }
+        let store = MissionStore::open(&path).unwrap();
+        let all = store.list().await.unwrap();
+        assert_eq!(all.len(), 1);
+        assert_eq!(all[0].objective, "Keep me");
+
+        // A database from a newer Casebook is refused rather than damaged.
+        drop(store);
+        let conn = Connection::open(&path).unwrap();
+        conn.pragma_update(None, "user_version", 99).unwrap();
+        drop(conn);
+        assert_eq!(
+            MissionStore::open(&path).err().map(|e| e.code),
+            Some(ErrorCode::Io)
+        );
+    }
+}
