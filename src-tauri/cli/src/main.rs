@@ -142,7 +142,8 @@ fn exit_code(err: &Error) -> u8 {
         | ErrorCode::MacroEnabled
         | ErrorCode::TemplateOrShow
         | ErrorCode::UnsupportedDocument
-        | ErrorCode::CorruptDocument => 5,
+        | ErrorCode::CorruptDocument
+        | ErrorCode::UnsafeDocument => 5,
         ErrorCode::Network | ErrorCode::Timeout => 6,
         _ => 1,
     }

@@ -124,6 +124,9 @@ fn sniff_ooxml(bytes: &[u8]) -> Result<DocKind> {
         }
         Err(e) => return Err(corrupt(e.to_string())),
     }
+    if declares_dtd(types.as_bytes()) {
+        return Err(unsafe_document("[Content_Types].xml"));
+    }
     let main = main_content_types(&types).map_err(corrupt)?;
     let kind = classify(&main)?;
     let main_part = match kind {
@@ -131,11 +134,60 @@ fn sniff_ooxml(bytes: &[u8]) -> Result<DocKind> {
         DocKind::Pptx => "ppt/presentation.xml",
     };
     // A package whose content types promise a main part it does not hold is damaged.
-    let present = archive.file_names().any(|n| n == main_part);
-    if !present {
-        return Err(corrupt(format!("{main_part} is missing")));
+    let mut prolog = Vec::new();
+    match archive.by_name(main_part) {
+        Ok(f) => {
+            // The prolog is all we need: a DTD can only come before the root element.
+            f.take(64 * 1024)
+                .read_to_end(&mut prolog)
+                .map_err(|e| corrupt(e.to_string()))?;
+        }
+        Err(zip::result::ZipError::FileNotFound) => {
+            return Err(corrupt(format!("{main_part} is missing")));
+        }
+        Err(e) => return Err(corrupt(e.to_string())),
+    }
+    if declares_dtd(&prolog) {
+        return Err(unsafe_document(main_part));
     }
     Ok(kind)
+}
+
+/// Whether XML declares a document type before its root element. Office never
+/// writes one; a DTD in a package is how XML external-entity attacks arrive.
+fn declares_dtd(xml: &[u8]) -> bool {
+    let mut rest = xml;
+    loop {
+        let Some(lt) = rest.iter().position(|&b| b == b'<') else {
+            return false;
+        };
+        rest = &rest[lt..];
+        if rest.starts_with(b"<!DOCTYPE") {
+            return true;
+        }
+        if rest.starts_with(b"<?") || rest.starts_with(b"<!--") {
+            let end: &[u8] = if rest.starts_with(b"<?") {
+                b"?>"
+            } else {
+                b"-->"
+            };
+            match rest.windows(end.len()).position(|w| w == end) {
+                Some(p) => rest = &rest[p + end.len()..],
+                None => return false,
+            }
+            continue;
+        }
+        return false;
+    }
+}
+
+fn unsafe_document(part: &str) -> Error {
+    Error::new(
+        ErrorCode::UnsafeDocument,
+        format!(
+            "This document's {part} declares an XML document type (DTD), which Word and PowerPoint never write and which can be used to read other files. Casebook will not send it; open it in Word or PowerPoint and save a fresh copy."
+        ),
+    )
 }
 
 /// The content types of the package's Override entries, lower-cased.
@@ -378,6 +430,27 @@ mod tests {
             let got = sniff(&bytes).expect_err(what);
             assert_eq!(got.code, want, "{what}: {}", got.message);
         }
+    }
+
+    #[test]
+    fn a_dtd_in_the_main_part_is_refused_unresolved() {
+        let xxe = package(&[
+            (
+                "[Content_Types].xml",
+                &types(
+                    "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+                ),
+            ),
+            (
+                "word/document.xml",
+                "<?xml version=\"1.0\"?>\r\n<!-- c --><!DOCTYPE d [<!ENTITY e SYSTEM \"file:///etc/passwd\">]><w:document>&e;</w:document>",
+            ),
+        ]);
+        assert_eq!(sniff(&xxe).unwrap_err().code, ErrorCode::UnsafeDocument);
+        assert!(
+            !declares_dtd(b"<?xml version=\"1.0\"?><w:document><!DOCTYPE x></w:document>"),
+            "only before the root"
+        );
     }
 
     #[test]

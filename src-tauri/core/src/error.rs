@@ -38,6 +38,8 @@ pub enum ErrorCode {
     UnsupportedDocument,
     /// A zip that cannot be read, or an Office package missing its main part.
     CorruptDocument,
+    /// A package whose XML declares a DTD (the XXE attack shape); Office never writes one.
+    UnsafeDocument,
     /// Reading or writing a local file failed.
     Io,
     /// No Secret Service (keyring) answered.
@@ -73,6 +75,7 @@ impl ErrorCode {
             ErrorCode::TemplateOrShow => "template_or_show",
             ErrorCode::UnsupportedDocument => "unsupported_document",
             ErrorCode::CorruptDocument => "corrupt_document",
+            ErrorCode::UnsafeDocument => "unsafe_document",
             ErrorCode::Io => "io",
             ErrorCode::KeyringUnavailable => "keyring_unavailable",
             ErrorCode::Network => "network",
@@ -163,6 +166,7 @@ impl Error {
                 | ErrorCode::TemplateOrShow
                 | ErrorCode::UnsupportedDocument
                 | ErrorCode::CorruptDocument
+                | ErrorCode::UnsafeDocument
                 | ErrorCode::TooLarge
         )
     }

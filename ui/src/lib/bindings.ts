@@ -1,6 +1,6 @@
 // Generated from the Rust types by `make bindings` (src-tauri/src/bindings.rs). Do not edit.
 
-export type ErrorCode = "unauthorized" | "rate_limited" | "too_large" | "invalid_input" | "empty_file" | "not_a_document" | "legacy_format" | "encrypted_document" | "macro_enabled" | "template_or_show" | "unsupported_document" | "corrupt_document" | "io" | "keyring_unavailable" | "network" | "timeout" | "server" | "protocol" | "not_found" | "conflict" | "cancelled";
+export type ErrorCode = "unauthorized" | "rate_limited" | "too_large" | "invalid_input" | "empty_file" | "not_a_document" | "legacy_format" | "encrypted_document" | "macro_enabled" | "template_or_show" | "unsupported_document" | "corrupt_document" | "unsafe_document" | "io" | "keyring_unavailable" | "network" | "timeout" | "server" | "protocol" | "not_found" | "conflict" | "cancelled";
 
 export type Error = { code: ErrorCode, message: string, 
 /**
