@@ -39,6 +39,10 @@ lint: ui-deps
 	cargo clippy $(CARGO_SCOPE) -- -D warnings
 	cd ui && npm run --silent check
 
+# Speed and memory figures (criterion); not part of `make test`.
+bench:
+	cargo bench --workspace --bench sse --bench cite_body -- --noplot
+
 # Rewrites ui/src/lib/bindings.ts from the Rust types.
 bindings:
 	UPDATE_BINDINGS=1 cargo test $(CARGO_SCOPE) -- bindings::tests
