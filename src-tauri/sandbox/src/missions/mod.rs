@@ -1,18 +1,360 @@
-//! The investigation service (`/eve/v1`).
+//! The investigation service (`/eve/v1`): create a mission session, stream it, cancel
+//! its turn. The choices for what the seed leaves open are in `docs/contract.md`
+//! ("Investigation service: the points left open").
+//!
+//! A session plays one turn: a script generated from the objective, budget and a
+//! seed derived from the session id (see [`script`]), appended to the session's log
+//! at the sandbox's [`Pace`]. Streams read that log, so they replay and follow it.
+//!
+//! # Sandbox extensions to the create request
+//!
+//! Besides `message`, `POST /eve/v1/session` accepts two sandbox-only fields, for
+//! tests and benchmarks. A real service ignores or rejects them; Casebook's client
+//! never sends them.
+//!
+//! - `"paceMs": N`: a fixed pause of N ms before every event after the first,
+//!   overriding the sandbox's pace (0 = no pause; at most 60 000).
+//! - `"events": N`: stretch (or shrink) the turn to about N events by playing more
+//!   (or fewer) search rounds; clamped to 10..=100 000.
+//!
+//! Both must be non-negative integers; anything else is `400 invalid_field`.
 
+mod message;
+mod script;
+mod session;
+mod stream;
+
+use crate::auth::{admit, error, error_with};
 use crate::{Faults, Pace, Shared};
 use axum::Router;
-use std::path::Path;
-use std::sync::Arc;
+use axum::body::Body;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{HeaderMap, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+use session::{Gaps, Meta, Session, Status};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tokio::sync::watch;
 
-pub(crate) struct Missions {}
+const MAX_PACE_MS: u64 = 60_000;
+
+pub(crate) struct Missions {
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// `data_dir/sessions`, when sessions are kept.
+    dir: Option<PathBuf>,
+    pace: Pace,
+    faults: Faults,
+    /// Set when the sandbox stops, so runners stop writing before another sandbox
+    /// may open the same files.
+    stop: watch::Sender<bool>,
+}
 
 impl Missions {
-    pub fn open(_data_dir: Option<&Path>, _pace: Pace, _faults: Faults) -> std::io::Result<Self> {
-        Ok(Self {})
+    pub fn open(data_dir: Option<&Path>, pace: Pace, faults: Faults) -> std::io::Result<Self> {
+        let missions = Self {
+            sessions: Mutex::new(HashMap::new()),
+            dir: data_dir.map(|d| d.join("sessions")),
+            pace,
+            faults,
+            stop: watch::Sender::new(false),
+        };
+        let Some(dir) = &missions.dir else {
+            return Ok(missions);
+        };
+        std::fs::create_dir_all(dir)?;
+        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        paths.sort();
+        let mut resumed = Vec::new();
+        for path in paths {
+            let session = match session::load(&path) {
+                Ok(Some(session)) => session,
+                Ok(None) => continue,
+                // Another sandbox is playing these sessions: running beside it would
+                // write every event twice.
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Err(e),
+                Err(e) => {
+                    tracing::warn!("{}: cannot read the session, skipped: {e}", path.display());
+                    continue;
+                }
+            };
+            let session = Arc::new(session);
+            if session.lock().status == Status::Active {
+                resumed.push(session.clone());
+            }
+            missions.lock().insert(session.id().to_owned(), session);
+        }
+        if !resumed.is_empty() {
+            let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+                std::io::Error::other("resuming missions needs a running Tokio runtime")
+            })?;
+            for session in resumed {
+                tracing::info!("resuming mission {}", session.id());
+                missions.spawn_runner(&runtime, session);
+            }
+        }
+        Ok(missions)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Session>>> {
+        self.sessions.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn get(&self, id: &str) -> Option<Arc<Session>> {
+        self.lock().get(id).cloned()
+    }
+
+    fn spawn_runner(&self, runtime: &tokio::runtime::Handle, session: Arc<Session>) {
+        let gaps = Gaps::new(self.pace, session.meta.pace_ms, session.meta.seed);
+        runtime.spawn(session::run(session, gaps, self.stop.subscribe()));
+    }
+}
+
+impl Drop for Missions {
+    fn drop(&mut self) {
+        self.stop.send_replace(true);
+        // Taking each session's lock waits out an append in progress; closing the
+        // files releases their locks for the next sandbox on this data dir.
+        for session in self.lock().values() {
+            session.lock().file = None;
+        }
     }
 }
 
 pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
+        .route("/eve/v1/session", post(create))
+        .route("/eve/v1/session/{id}/stream", get(stream_session))
+        .route("/eve/v1/session/{id}/cancel", post(cancel))
+}
+
+fn bad(code: &str, message: &str) -> Response {
+    error(StatusCode::BAD_REQUEST, code, message)
+}
+
+fn not_found(id: &str) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "session_not_found",
+        &format!("No session {id:?}."),
+    )
+}
+
+/// The body, refused once it passes the contract's 12 MB.
+async fn read_body(body: Body) -> Result<bytes::Bytes, Response> {
+    axum::body::to_bytes(body, crate::citations::MAX_BODY_BYTES)
+        .await
+        .map_err(|_| {
+            error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                "The request body is larger than 12 MB or could not be read.",
+            )
+        })
+}
+
+/// A sandbox-extension integer field: absent or null is `None`, larger than `max` is `max`.
+fn extension(body: &Value, field: &str, max: u64) -> Result<Option<u64>, Box<Response>> {
+    match body.get(field).filter(|v| !v.is_null()) {
+        None => Ok(None),
+        Some(v) => match v.as_u64() {
+            Some(n) => Ok(Some(n.min(max))),
+            None => Err(Box::new(error_with(
+                StatusCode::BAD_REQUEST,
+                "invalid_field",
+                &format!("{field} must be a non-negative whole number."),
+                json!({ "field": field }),
+            ))),
+        },
+    }
+}
+
+async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
+    if let Err(resp) = admit(&shared, &headers) {
+        return resp;
+    }
+    let raw = match read_body(body).await {
+        Ok(raw) => raw,
+        Err(resp) => return resp,
+    };
+    let body: Value = match serde_json::from_slice(&raw) {
+        Ok(v @ Value::Object(_)) => v,
+        Ok(_) => return bad("invalid_request", "The body must be a JSON object."),
+        Err(e) => {
+            return bad(
+                "invalid_request",
+                &format!("The body is not valid JSON: {e}."),
+            );
+        }
+    };
+    let Some(text) = body.get("message").and_then(Value::as_str) else {
+        return error_with(
+            StatusCode::BAD_REQUEST,
+            "invalid_field",
+            "message is required: the mission text, as a string.",
+            json!({"field": "message"}),
+        );
+    };
+    let mission = match message::parse(text) {
+        Ok(m) => m,
+        Err(e) => {
+            return error_with(
+                StatusCode::BAD_REQUEST,
+                "invalid_mission",
+                &e.message,
+                json!({"line": e.line, "expected": e.expected}),
+            );
+        }
+    };
+    let pace_ms = match extension(&body, "paceMs", MAX_PACE_MS) {
+        Ok(v) => v,
+        Err(resp) => return *resp,
+    };
+    let events = match extension(&body, "events", script::MAX_EVENTS) {
+        Ok(v) => v.map(|n| n.max(script::MIN_EVENTS)),
+        Err(resp) => return *resp,
+    };
+
+    let missions = &shared.missions;
+    let id = format!("ses_{:016x}", session::random_u64());
+    let meta = Meta {
+        continuation_token: format!(
+            "ct_{:016x}{:016x}",
+            session::random_u64(),
+            session::random_u64()
+        ),
+        created_at: session::rfc3339(session::now_ms()),
+        mission_type: mission.mission_type,
+        budget_type: mission.budget_type,
+        budget_cents: mission.budget_cents,
+        objective: mission.objective,
+        seed: script::seed_from(&id),
+        pace_ms,
+        events,
+        session_id: id.clone(),
+    };
+    let file = match &missions.dir {
+        None => None,
+        Some(dir) => match session::create_file(dir, &meta) {
+            Ok(f) => Some(f),
+            Err(e) => {
+                tracing::error!("cannot store session {id}: {e}");
+                return error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    "The sandbox cannot store the session.",
+                );
+            }
+        },
+    };
+    let stream_url = format!("/eve/v1/session/{id}/stream");
+    let reply = json!({
+        "sessionId": id,
+        "continuationToken": meta.continuation_token,
+        "status": "active",
+        "createdAt": meta.created_at,
+        "streamUrl": stream_url,
+    });
+    let session = Arc::new(Session::new(meta, Vec::new(), None, file));
+    missions.lock().insert(id, session.clone());
+    missions.spawn_runner(&tokio::runtime::Handle::current(), session);
+    (StatusCode::CREATED, axum::Json(reply)).into_response()
+}
+
+/// The id of the last event the client has, from `Last-Event-ID` or `?lastEventId=`.
+fn last_event_id(headers: &HeaderMap, uri: &Uri) -> Result<u64, Box<Response>> {
+    let from_header = headers
+        .get("last-event-id")
+        .map(|v| v.to_str().unwrap_or("\u{0}").trim().to_owned());
+    let from_query = || {
+        uri.query()?
+            .split('&')
+            .find_map(|pair| pair.strip_prefix("lastEventId="))
+            .map(|v| v.trim().to_owned())
+    };
+    let Some(value) = from_header.or_else(from_query) else {
+        return Ok(0);
+    };
+    if value.is_empty() {
+        return Ok(0);
+    }
+    value.parse::<u64>().map_err(|_| {
+        Box::new(bad(
+            "invalid_request",
+            &format!("Last-Event-ID must be an event id this stream sent (a whole number); got {value:?}."),
+        ))
+    })
+}
+
+async fn stream_session(
+    State(shared): State<Arc<Shared>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    if let Err(resp) = admit(&shared, &headers) {
+        return resp;
+    }
+    let Some(session) = shared.missions.get(&id) else {
+        return not_found(&id);
+    };
+    let after = match last_event_id(&headers, &uri) {
+        Ok(n) => n,
+        Err(resp) => return *resp,
+    };
+    stream::response(session, after, shared.missions.faults.clone())
+}
+
+async fn cancel(
+    State(shared): State<Arc<Shared>>,
+    UrlPath(id): UrlPath<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if let Err(resp) = admit(&shared, &headers) {
+        return resp;
+    }
+    let raw = match read_body(body).await {
+        Ok(raw) => raw,
+        Err(resp) => return resp,
+    };
+    let reason = if raw.iter().all(u8::is_ascii_whitespace) {
+        None
+    } else {
+        match serde_json::from_slice::<Value>(&raw) {
+            Ok(Value::Object(obj)) => obj.get("reason").and_then(Value::as_str).map(str::to_owned),
+            _ => {
+                return bad(
+                    "invalid_request",
+                    "The body must be empty or a JSON object (e.g. {\"reason\": \"…\"}).",
+                );
+            }
+        }
+    };
+    let Some(session) = shared.missions.get(&id) else {
+        return not_found(&id);
+    };
+    {
+        let mut st = session.lock();
+        if st.status != Status::Active || st.cancel.is_some() {
+            let state = match (st.status, st.cancel.is_some()) {
+                (Status::Active, true) => "is already being cancelled",
+                (Status::Waiting, _) => "is waiting",
+                _ => "is complete",
+            };
+            return error(
+                StatusCode::CONFLICT,
+                "no_active_turn",
+                &format!("Session {id} has no active turn to cancel: it {state}."),
+            );
+        }
+        session.record_cancel(&mut st, reason.as_deref().unwrap_or("requested"));
+    }
+    session.cancel.notify_one();
+    axum::Json(json!({"ok": true, "sessionId": id, "status": "accepted"})).into_response()
 }

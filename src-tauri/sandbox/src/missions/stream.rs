@@ -1,0 +1,141 @@
+//! The event stream of one session, as `text/event-stream`.
+//!
+//! Each connection reads the session's log from where its client left off, so any
+//! number of clients can follow one session and a reconnect replays exactly what
+//! was missed. Waiting is on the log's length (a watch channel) rather than on a
+//! broadcast of events, so a slow client can never lag and lose events: it simply
+//! reads further behind in the log.
+
+use super::session::{Event, Session, Status};
+use crate::Faults;
+use axum::body::Body;
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+use bytes::Bytes;
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// Events copied out of the log per lock, so a long replay never holds up the runner.
+const BATCH: usize = 256;
+/// A cut connection lingers this long first, so the events it did send are flushed
+/// to the client before the connection is reset.
+const CUT_AFTER: Duration = Duration::from_millis(20);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    No,
+    /// The turn is over: finish the response normally.
+    Clean,
+    /// The drop-stream fault: abort the connection mid-response.
+    Cut,
+}
+
+struct Streamer {
+    session: Arc<Session>,
+    grown: watch::Receiver<u64>,
+    /// Index into the log of the next event to send (= the last sent id).
+    next: usize,
+    pending: VecDeque<Bytes>,
+    sent: u64,
+    drop_after: Option<u64>,
+    faults: Faults,
+    end: End,
+}
+
+impl Streamer {
+    fn push(&mut self, frame: String) {
+        self.pending.extend(self.faults.shape_frame(frame));
+    }
+
+    fn push_event(&mut self, event: &Event) {
+        self.push(format!(
+            "id: {}\nevent: {}\ndata: {}\n\n",
+            event.seq, event.kind, event.data
+        ));
+    }
+}
+
+/// Streams `session` to one client, starting after event `after`.
+pub fn response(session: Arc<Session>, after: u64, faults: Faults) -> Response {
+    let grown = session.grown.subscribe();
+    let mut streamer = Streamer {
+        session,
+        grown,
+        next: usize::try_from(after).unwrap_or(usize::MAX),
+        pending: VecDeque::new(),
+        sent: 0,
+        drop_after: faults.drop_stream_after(),
+        faults,
+        end: End::No,
+    };
+    streamer.push("retry: 1000\n\n".to_owned());
+    let body = Body::from_stream(futures_util::stream::unfold(streamer, step));
+    let mut resp = Response::new(body);
+    let headers = resp.headers_mut();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    // Tells any buffering proxy in front of the sandbox to pass events straight on.
+    headers.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    resp
+}
+
+async fn step(mut s: Streamer) -> Option<(Result<Bytes, std::io::Error>, Streamer)> {
+    loop {
+        if let Some(chunk) = s.pending.pop_front() {
+            return Some((Ok(chunk), s));
+        }
+        match s.end {
+            End::Clean => return None,
+            End::Cut => {
+                tokio::time::sleep(CUT_AFTER).await;
+                s.end = End::Clean;
+                let cut = std::io::Error::new(
+                    std::io::ErrorKind::ConnectionAborted,
+                    "injected fault: event stream dropped",
+                );
+                return Some((Err(cut), s));
+            }
+            End::No => {}
+        }
+
+        // Marked seen before the log is read, so growth after the read wakes us.
+        s.grown.borrow_and_update();
+        let (batch, status) = {
+            let st = s.session.lock();
+            let from = s.next.min(st.events.len());
+            let to = (from + BATCH).min(st.events.len());
+            (st.events[from..to].to_vec(), st.status)
+        };
+        if !batch.is_empty() {
+            for event in &batch {
+                s.push_event(event);
+                s.next += 1;
+                s.sent += 1;
+                if event.is_terminal() {
+                    s.end = End::Clean;
+                    break;
+                }
+                if s.drop_after == Some(s.sent) {
+                    s.end = End::Cut;
+                    break;
+                }
+            }
+            continue;
+        }
+        if status != Status::Active {
+            s.end = End::Clean;
+            continue;
+        }
+        match tokio::time::timeout(KEEP_ALIVE, s.grown.changed()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => s.end = End::Clean,
+            Err(_) => s.push(": keep-alive\n\n".to_owned()),
+        }
+    }
+}
