@@ -35,7 +35,8 @@ static ALLOC: Counting = Counting;
 fn nine_mb_docx() -> Vec<u8> {
     let mut buf = std::io::Cursor::new(Vec::new());
     let mut zip = zip::ZipWriter::new(&mut buf);
-    let stored = zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
     zip.start_file("[Content_Types].xml", stored).unwrap();
     zip.write_all(br#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>"#).unwrap();
     zip.start_file("word/document.xml", stored).unwrap();
@@ -88,8 +89,12 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("cite_9mb");
     group.sample_size(20);
     group.throughput(Throughput::Bytes(doc.len() as u64));
-    group.bench_function("build_request_body", |b| b.iter(|| black_box(request_body(&input, Some(&opts)).unwrap())));
-    group.bench_function("decode_answer", |b| b.iter(|| black_box(decode_cite_answer(&answer, &input).unwrap())));
+    group.bench_function("build_request_body", |b| {
+        b.iter(|| black_box(request_body(&input, Some(&opts)).unwrap()))
+    });
+    group.bench_function("decode_answer", |b| {
+        b.iter(|| black_box(decode_cite_answer(&answer, &input).unwrap()))
+    });
     group.finish();
 }
 

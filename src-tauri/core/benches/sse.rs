@@ -23,7 +23,10 @@ fn stream() -> Vec<u8> {
 
 fn bench(c: &mut Criterion) {
     let input = stream();
-    let chunks: Vec<bytes::Bytes> = input.chunks(1400).map(bytes::Bytes::copy_from_slice).collect();
+    let chunks: Vec<bytes::Bytes> = input
+        .chunks(1400)
+        .map(bytes::Bytes::copy_from_slice)
+        .collect();
     let mut group = c.benchmark_group("sse_decode");
     group.throughput(Throughput::Bytes(input.len() as u64));
     group.bench_function("casebook", |b| {
@@ -38,12 +41,19 @@ fn bench(c: &mut Criterion) {
             black_box(n)
         })
     });
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     group.bench_function("eventsource-stream", |b| {
         b.iter(|| {
             rt.block_on(async {
                 use eventsource_stream::Eventsource;
-                let s = futures_util::stream::iter(chunks.iter().cloned().map(Ok::<_, std::convert::Infallible>));
+                let s = futures_util::stream::iter(
+                    chunks
+                        .iter()
+                        .cloned()
+                        .map(Ok::<_, std::convert::Infallible>),
+                );
                 let mut events = s.eventsource();
                 let mut n = 0usize;
                 while let Some(e) = events.next().await {

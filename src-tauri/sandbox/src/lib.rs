@@ -79,6 +79,7 @@ pub struct RunningSandbox {
     addr: SocketAddr,
     keys: Vec<String>,
     faults: Faults,
+    shared: Arc<Shared>,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -110,6 +111,7 @@ impl RunningSandbox {
 
     /// Stops serving and waits until the listener is closed.
     pub async fn stop(mut self) {
+        self.shared.missions.shutdown();
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -121,6 +123,7 @@ impl RunningSandbox {
 
 impl Drop for RunningSandbox {
     fn drop(&mut self) {
+        self.shared.missions.shutdown();
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
@@ -152,7 +155,7 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", config.port)).await?;
     let addr = listener.local_addr()?;
     let (tx, rx) = oneshot::channel::<()>();
-    let app = routes::router(shared);
+    let app = routes::router(shared.clone());
     let task = tokio::spawn(async move {
         let serve = axum::serve(listener, app).with_graceful_shutdown(async {
             let _ = rx.await;
@@ -166,6 +169,7 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
         addr,
         keys,
         faults,
+        shared,
         shutdown: Some(tx),
         task: Some(task),
     })

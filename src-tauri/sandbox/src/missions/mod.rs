@@ -115,6 +115,13 @@ impl Missions {
     }
 }
 
+impl Missions {
+    /// Ends open streams and stops the runners; called when the sandbox stops.
+    pub fn shutdown(&self) {
+        self.stop.send_replace(true);
+    }
+}
+
 impl Drop for Missions {
     fn drop(&mut self) {
         self.stop.send_replace(true);
@@ -307,7 +314,12 @@ async fn stream_session(
         Ok(n) => n,
         Err(resp) => return *resp,
     };
-    stream::response(session, after, shared.missions.faults.clone())
+    stream::response(
+        session,
+        after,
+        shared.missions.faults.clone(),
+        shared.missions.stop.subscribe(),
+    )
 }
 
 async fn cancel(

@@ -43,6 +43,8 @@ struct Streamer {
     drop_after: Option<u64>,
     faults: Faults,
     end: End,
+    /// Set when the sandbox stops: open streams end so shutdown need not wait for them.
+    stop: watch::Receiver<bool>,
 }
 
 impl Streamer {
@@ -59,7 +61,12 @@ impl Streamer {
 }
 
 /// Streams `session` to one client, starting after event `after`.
-pub fn response(session: Arc<Session>, after: u64, faults: Faults) -> Response {
+pub fn response(
+    session: Arc<Session>,
+    after: u64,
+    faults: Faults,
+    stop: watch::Receiver<bool>,
+) -> Response {
     let grown = session.grown.subscribe();
     let mut streamer = Streamer {
         session,
@@ -70,6 +77,7 @@ pub fn response(session: Arc<Session>, after: u64, faults: Faults) -> Response {
         drop_after: faults.drop_stream_after(),
         faults,
         end: End::No,
+        stop,
     };
     streamer.push("retry: 1000\n\n".to_owned());
     let body = Body::from_stream(futures_util::stream::unfold(streamer, step));
@@ -132,10 +140,17 @@ async fn step(mut s: Streamer) -> Option<(Result<Bytes, std::io::Error>, Streame
             s.end = End::Clean;
             continue;
         }
-        match tokio::time::timeout(KEEP_ALIVE, s.grown.changed()).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => s.end = End::Clean,
-            Err(_) => s.push(": keep-alive\n\n".to_owned()),
+        if *s.stop.borrow() {
+            return None;
+        }
+        let mut stop = s.stop.clone();
+        tokio::select! {
+            changed = tokio::time::timeout(KEEP_ALIVE, s.grown.changed()) => match changed {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) => s.end = End::Clean,
+                Err(_) => s.push(": keep-alive\n\n".to_owned()),
+            },
+            _ = stop.wait_for(|stopped| *stopped) => return None,
         }
     }
 }
