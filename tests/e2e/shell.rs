@@ -5,7 +5,7 @@ use casebook_e2e::{App, AppOptions, data, drag_files_onto, exclusive};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn window_renders_navigation_and_each_view() {
-    let _one = exclusive();
+    let _one = exclusive().await;
     let app = App::launch(AppOptions::default()).await;
 
     let title = app.client.title().await.unwrap();
@@ -54,7 +54,7 @@ async fn window_renders_navigation_and_each_view() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_real_os_drop_reaches_the_app() {
-    let _one = exclusive();
+    let _one = exclusive().await;
     let app = App::launch(AppOptions::default()).await;
     let zone = app.testid("drop-zone").await;
     let (x, y) = app.screen_center_of(&zone).await;
@@ -97,7 +97,7 @@ async fn a_real_os_drop_reaches_the_app() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn browse_uses_the_dialog_test_hook() {
-    let _one = exclusive();
+    let _one = exclusive().await;
     let a = data("pptx/title-bullets-notes.pptx");
     let b = data("docx/comments-ins-del-lorem.docx");
     let app = App::launch(AppOptions {

@@ -45,6 +45,7 @@ impl Xvfb {
                 std::thread::sleep(Duration::from_millis(50));
             }
             let _ = child.kill();
+            let _ = child.wait();
         }
         panic!("no free X display between :90 and :199");
     }

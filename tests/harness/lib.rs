@@ -62,7 +62,7 @@ pub(crate) fn run(cmd: &mut std::process::Command) -> String {
 }
 
 /// Only one app at a time: the machine has two cores and WebKit wants both.
-pub fn exclusive() -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+pub async fn exclusive() -> tokio::sync::MutexGuard<'static, ()> {
+    static LOCK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    LOCK.lock().await
 }
