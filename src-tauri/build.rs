@@ -2,11 +2,19 @@
 // and the UI gets only what it uses.
 const COMMANDS: &[&str] = &[
     "app_info",
+    "update_settings",
+    "health",
     "inspect_documents",
     "pick_documents",
     "key_status",
     "set_key",
     "delete_key",
+    "preview",
+    "cite",
+    "cancel_cite",
+    "save_cited",
+    "save_all_cited",
+    "show_in_folder",
 ];
 
 fn main() {

@@ -57,3 +57,50 @@ where
     rx.await
         .map_err(|_| Error::new(ErrorCode::Io, "The dialog closed without an answer."))
 }
+
+/// Asks where to save, proposing `suggested`. `None` when the user cancels.
+pub async fn save_file<R: tauri::Runtime>(
+    window: &tauri::Window<R>,
+    suggested: &std::path::Path,
+    filter: (&'static str, &'static str),
+) -> Result<Option<PathBuf>, Error> {
+    if let Some(paths) = hooked_paths() {
+        return Ok(paths.into_iter().next());
+    }
+    let dir = suggested.parent().map(|p| p.to_path_buf());
+    let name = suggested
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    on_main_thread(window, move |parent| {
+        let mut dialog = rfd::FileDialog::new()
+            .set_title("Save the cited copy")
+            .set_file_name(name)
+            .add_filter(filter.0, &[filter.1]);
+        if let Some(dir) = dir {
+            dialog = dialog.set_directory(dir);
+        }
+        if let Some(parent) = parent {
+            dialog = dialog.set_parent(parent);
+        }
+        dialog.save_file()
+    })
+    .await
+}
+
+/// Asks for a folder (Save all). `None` when the user cancels.
+pub async fn pick_folder<R: tauri::Runtime>(
+    window: &tauri::Window<R>,
+) -> Result<Option<PathBuf>, Error> {
+    if let Some(paths) = hooked_paths() {
+        return Ok(paths.into_iter().next());
+    }
+    on_main_thread(window, |parent| {
+        let mut dialog = rfd::FileDialog::new().set_title("Choose a folder for the cited copies");
+        if let Some(parent) = parent {
+            dialog = dialog.set_parent(parent);
+        }
+        dialog.pick_folder()
+    })
+    .await
+}

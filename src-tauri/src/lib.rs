@@ -6,6 +6,7 @@
 pub mod bindings;
 mod commands;
 mod dialog;
+pub mod settings;
 pub mod state;
 
 use state::AppState;
@@ -16,12 +17,20 @@ use tauri::Manager;
 /// [`AppState`].
 pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder.invoke_handler(tauri::generate_handler![
-        commands::app_info,
-        commands::inspect_documents,
-        commands::pick_documents,
-        commands::key_status,
-        commands::set_key,
-        commands::delete_key,
+        commands::app::app_info,
+        commands::app::update_settings,
+        commands::app::health,
+        commands::documents::inspect_documents,
+        commands::documents::pick_documents,
+        commands::keys::key_status,
+        commands::keys::set_key,
+        commands::keys::delete_key,
+        commands::cite::preview,
+        commands::cite::cite,
+        commands::cite::cancel_cite,
+        commands::cite::save_cited,
+        commands::cite::save_all_cited,
+        commands::cite::show_in_folder,
     ])
 }
 
@@ -38,8 +47,10 @@ pub fn run() {
         .setup(|app| {
             let data_dir = state::data_dir(app.path().app_data_dir().ok())?;
             let state = tauri::async_runtime::block_on(AppState::start(data_dir))?;
-            tracing::info!(base_url = %state.info().base_url, mode = ?state.info().mode, "Casebook is ready");
+            let info = tauri::async_runtime::block_on(state.info());
+            tracing::info!(base_url = %info.base_url, mode = ?info.mode, "Casebook is ready");
             app.manage(state);
+            app.manage(commands::cite::Jobs::new());
             Ok(())
         })
         .run(tauri::generate_context!())

@@ -33,7 +33,12 @@ async fn window_renders_navigation_and_each_view() {
     app.screenshot("missions-empty").await;
 
     app.click("nav-settings").await;
-    let base = app.testid("settings-base-url").await.text().await.unwrap();
+    let base = app
+        .testid("settings-active-url")
+        .await
+        .text()
+        .await
+        .unwrap();
     assert!(
         base.starts_with("http://127.0.0.1:"),
         "sandbox base URL on loopback, got {base}"

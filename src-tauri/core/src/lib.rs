@@ -14,5 +14,6 @@ pub mod save;
 pub mod sse;
 pub mod store;
 pub mod stream;
+pub mod summary;
 
 pub use error::{Error, ErrorCode, Result};

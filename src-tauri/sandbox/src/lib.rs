@@ -10,6 +10,7 @@
 // add noise to every handler.
 #![allow(clippy::result_large_err)]
 
+mod admin;
 mod auth;
 mod citations;
 mod discovery;

@@ -10,6 +10,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .merge(crate::citations::routes())
         .merge(crate::discovery::routes())
         .merge(crate::missions::routes())
+        .merge(crate::admin::routes())
         .fallback(not_found)
         .with_state(shared)
         .layer(axum::middleware::from_fn_with_state(

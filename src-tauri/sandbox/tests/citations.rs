@@ -480,3 +480,43 @@ async fn discovery_documents_are_served() {
     let body: Value = resp.json().await.unwrap();
     assert_eq!(error_code(&body), "not_found");
 }
+
+#[tokio::test]
+async fn faults_can_be_set_over_http_with_the_key() {
+    let s = sandbox().await;
+    let url = format!("{}/_sandbox/faults", s.base_url());
+    let resp = reqwest::Client::new()
+        .post(&url)
+        .json(&json!({"storm": {"count": 1, "retryAfter": 2}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401, "the key is needed");
+    let resp = reqwest::Client::new()
+        .post(&url)
+        .bearer_auth(s.key())
+        .json(&json!({"storm": {"count": 1, "retryAfter": 2}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let (status, headers, _) = post(
+        &s,
+        "/citations/v1/parse",
+        Some(s.key()),
+        json!({"essay": "x"}),
+    )
+    .await;
+    assert_eq!(
+        (status, headers["retry-after"].to_str().unwrap()),
+        (429, "2")
+    );
+    let resp = reqwest::Client::new()
+        .post(&url)
+        .bearer_auth(s.key())
+        .json(&json!({"bogus": 1}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 400, "unknown fault names are refused");
+}

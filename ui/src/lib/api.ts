@@ -1,7 +1,7 @@
 // Typed calls into the Rust side. Every type here is generated from Rust
 // (bindings.ts); errors arrive as `{ code, message }` and the UI switches on `code`.
 import { invoke } from "@tauri-apps/api/core";
-import type { AppInfo, DocumentInfo, Error as AppError, KeyStatus, Service } from "./bindings";
+import type { AppInfo, DocumentInfo, Error as AppError, Health, KeyStatus, Service, Settings } from "./bindings";
 
 export type { AppError };
 
@@ -22,6 +22,8 @@ export function toAppError(value: unknown): AppError {
 
 export const api = {
   appInfo: () => invoke<AppInfo>("app_info"),
+  updateSettings: (settings: Settings) => invoke<AppInfo>("update_settings", { settings }),
+  health: () => invoke<Health>("health"),
   inspectDocuments: (paths: string[]) => invoke<DocumentInfo[]>("inspect_documents", { paths }),
   pickDocuments: () => invoke<DocumentInfo[]>("pick_documents"),
   keyStatus: () => invoke<KeyStatus[]>("key_status"),

@@ -30,6 +30,58 @@ export type KeySource = "keyring" | "environment" | "none";
 
 export type KeyStatus = { service: Service, source: KeySource, masked: string | null, };
 
-export type Mode = "sandbox" | "remote";
+export type Mode = "every" | "every_other" | "random";
 
-export type AppInfo = { version: string, mode: Mode, baseUrl: string, dataDir: string, };
+export type CiteOptions = { mode: Mode, minCitations: number, maxCitations: number, 
+/**
+ * Repeatable random mode, where the service supports it.
+ */
+seed?: number, };
+
+export type Settings = { 
+/**
+ * Talk to the built-in sandbox instead of `base_url`.
+ */
+sandbox: boolean, 
+/**
+ * The real services' base URL, once the user has connected an account.
+ */
+baseUrl: string | null, 
+/**
+ * The citation options last used.
+ */
+citeOptions: CiteOptions, };
+
+export type BackendMode = "sandbox" | "remote";
+
+export type AppInfo = { version: string, mode: BackendMode, 
+/**
+ * Where requests go now: the sandbox's loopback URL in sandbox mode.
+ */
+baseUrl: string, dataDir: string, settings: Settings, };
+
+export type Health = { ok: boolean, baseUrl: string, detail: string, };
+
+export type Paragraph = { index: number, text: string, slide?: number, style?: string, };
+
+export type Parsed = { paragraphs: Array<Paragraph>, references: Array<string>, referencesHeading: string | null, 
+/**
+ * Fields the contract does not name, as the service sent them.
+ */
+extra: Record<string, unknown>, };
+
+export type OutputKind = "docx" | "pptx" | "text";
+
+export type Segment = { text: string, inserted: boolean, };
+
+export type ChangedParagraph = { index: number, slide: number | null, before: string, after: Array<Segment>, };
+
+export type CiteSummary = { paragraphsChanged: number, citationsInserted: number, referencesAdded: number, changes: Array<ChangedParagraph>, };
+
+export type CiteSource = { "type": "document", path: string, } | { "type": "essay", text: string, };
+
+export type CiteProgress = { "type": "waiting" } | { "type": "sending", bytes: number, } | { "type": "rateLimited", seconds: number, attempt: number, of: number, } | { "type": "receiving" } | { "type": "summarizing" };
+
+export type CiteOutcome = { jobId: string, kind: OutputKind, size: number, summary: CiteSummary, };
+
+export type SavedFile = { jobId: string, path: string, };

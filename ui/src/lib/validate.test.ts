@@ -1,0 +1,24 @@
+import { describe, expect, it } from "vitest";
+import { validateBaseUrl, validateBounds } from "./validate";
+
+describe("validateBaseUrl", () => {
+  it("accepts https anywhere and http only on this computer", () => {
+    expect(validateBaseUrl("https://api.example.com")).toBeNull();
+    expect(validateBaseUrl("http://127.0.0.1:8080")).toBeNull();
+    expect(validateBaseUrl("http://localhost:3000/base")).toBeNull();
+    expect(validateBaseUrl("http://example.com")).toMatch(/https/);
+    expect(validateBaseUrl("example.com")).toMatch(/full address/);
+    expect(validateBaseUrl("https://u:p@example.com")).toMatch(/user name/);
+    expect(validateBaseUrl("ftp://example.com")).toMatch(/scheme/);
+  });
+});
+
+describe("validateBounds", () => {
+  it("names the field that is wrong", () => {
+    expect(validateBounds("1", "2")).toEqual({ min: null, max: null });
+    expect(validateBounds("3", "1").min).toMatch(/maximum/);
+    expect(validateBounds("x", "2").min).toMatch(/whole number/);
+    expect(validateBounds("1", "9").max).toMatch(/0 to 5/);
+    expect(validateBounds("-1", "2").min).not.toBeNull();
+  });
+});
