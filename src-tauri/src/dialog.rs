@@ -6,7 +6,7 @@
 //! that opens or saves files.
 
 use casebook_core::{Error, ErrorCode};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 const TEST_HOOK: &str = "CASEBOOK_DIALOG_PATH";
 
@@ -19,60 +19,48 @@ fn hooked_paths() -> Option<Vec<PathBuf>> {
     )
 }
 
+/// rfd's GTK backend queues the dialog onto the GTK main loop (Tauri's main thread)
+/// and blocks until it closes, so it must be called from any thread but that one.
+async fn off_main_thread<T, F>(f: F) -> Result<T, Error>
+where
+    T: Send + 'static,
+    F: FnOnce() -> T + Send + 'static,
+{
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::new(ErrorCode::Io, format!("The dialog failed: {e}")))
+}
+
 /// Asks the user for one or more documents to cite.
-pub async fn pick_documents<R: tauri::Runtime>(
-    window: &tauri::Window<R>,
-) -> Result<Vec<PathBuf>, Error> {
+pub async fn pick_documents() -> Result<Vec<PathBuf>, Error> {
     if let Some(paths) = hooked_paths() {
         return Ok(paths);
     }
-    let picked = on_main_thread(window, |parent| {
-        let mut dialog = rfd::FileDialog::new()
+    let picked = off_main_thread(|| {
+        rfd::FileDialog::new()
             .set_title("Choose documents to cite")
             .add_filter("Word and PowerPoint documents", &["docx", "pptx"])
-            .add_filter("All files", &["*"]);
-        if let Some(parent) = parent {
-            dialog = dialog.set_parent(parent);
-        }
-        dialog.pick_files()
+            .add_filter("All files", &["*"])
+            .pick_files()
     })
     .await?;
     Ok(picked.unwrap_or_default())
 }
 
-/// GTK dialogs must run on the thread that owns the GTK main loop.
-async fn on_main_thread<R, T, F>(window: &tauri::Window<R>, f: F) -> Result<T, Error>
-where
-    R: tauri::Runtime,
-    T: Send + 'static,
-    F: FnOnce(Option<&tauri::Window<R>>) -> T + Send + 'static,
-{
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    let parent = window.clone();
-    window
-        .run_on_main_thread(move || {
-            let _ = tx.send(f(Some(&parent)));
-        })
-        .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot open the dialog: {e}")))?;
-    rx.await
-        .map_err(|_| Error::new(ErrorCode::Io, "The dialog closed without an answer."))
-}
-
 /// Asks where to save, proposing `suggested`. `None` when the user cancels.
-pub async fn save_file<R: tauri::Runtime>(
-    window: &tauri::Window<R>,
-    suggested: &std::path::Path,
+pub async fn save_file(
+    suggested: &Path,
     filter: (&'static str, &'static str),
 ) -> Result<Option<PathBuf>, Error> {
     if let Some(paths) = hooked_paths() {
         return Ok(paths.into_iter().next());
     }
-    let dir = suggested.parent().map(|p| p.to_path_buf());
+    let dir = suggested.parent().map(Path::to_path_buf);
     let name = suggested
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    on_main_thread(window, move |parent| {
+    off_main_thread(move || {
         let mut dialog = rfd::FileDialog::new()
             .set_title("Save the cited copy")
             .set_file_name(name)
@@ -80,27 +68,20 @@ pub async fn save_file<R: tauri::Runtime>(
         if let Some(dir) = dir {
             dialog = dialog.set_directory(dir);
         }
-        if let Some(parent) = parent {
-            dialog = dialog.set_parent(parent);
-        }
         dialog.save_file()
     })
     .await
 }
 
 /// Asks for a folder (Save all). `None` when the user cancels.
-pub async fn pick_folder<R: tauri::Runtime>(
-    window: &tauri::Window<R>,
-) -> Result<Option<PathBuf>, Error> {
+pub async fn pick_folder() -> Result<Option<PathBuf>, Error> {
     if let Some(paths) = hooked_paths() {
         return Ok(paths.into_iter().next());
     }
-    on_main_thread(window, |parent| {
-        let mut dialog = rfd::FileDialog::new().set_title("Choose a folder for the cited copies");
-        if let Some(parent) = parent {
-            dialog = dialog.set_parent(parent);
-        }
-        dialog.pick_folder()
+    off_main_thread(|| {
+        rfd::FileDialog::new()
+            .set_title("Choose a folder for the cited copies")
+            .pick_folder()
     })
     .await
 }

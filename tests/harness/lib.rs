@@ -3,10 +3,12 @@
 
 mod display;
 mod drag;
+mod office;
 mod session;
 
 pub use display::Xvfb;
 pub use drag::drag_files_onto;
+pub use office::{libreoffice_converts, office_texts};
 pub use session::{App, AppOptions};
 
 use std::path::PathBuf;

@@ -254,11 +254,7 @@ fn filter_for(kind: OutputKind) -> (&'static str, &'static str) {
 /// Saves one cited document where the user says (the native save dialog,
 /// proposing `<stem> (cited).<ext>` beside the original). `None`: cancelled.
 #[tauri::command]
-pub async fn save_cited<R: tauri::Runtime>(
-    window: tauri::Window<R>,
-    jobs: State<'_, Jobs>,
-    job_id: String,
-) -> Result<Option<SavedFile>, Error> {
+pub async fn save_cited(jobs: State<'_, Jobs>, job_id: String) -> Result<Option<SavedFile>, Error> {
     let (suggested, kind, source) = {
         let results = jobs.results.lock().unwrap();
         let f = results
@@ -266,7 +262,7 @@ pub async fn save_cited<R: tauri::Runtime>(
             .ok_or_else(|| Error::new(ErrorCode::NotFound, "Cite the document first."))?;
         (suggested_path(f), f.kind, f.source.clone())
     };
-    let Some(dest) = dialog::save_file(&window, &suggested, filter_for(kind)).await? else {
+    let Some(dest) = dialog::save_file(&suggested, filter_for(kind)).await? else {
         return Ok(None);
     };
     // The dialog already asked before replacing a file; the original is never replaced.
@@ -291,12 +287,11 @@ pub async fn save_cited<R: tauri::Runtime>(
 /// Saves every cited document into one chosen folder, never replacing a file:
 /// a taken name gets a number.
 #[tauri::command]
-pub async fn save_all_cited<R: tauri::Runtime>(
-    window: tauri::Window<R>,
+pub async fn save_all_cited(
     jobs: State<'_, Jobs>,
     job_ids: Vec<String>,
 ) -> Result<Vec<SavedFile>, Error> {
-    let Some(folder) = dialog::pick_folder(&window).await? else {
+    let Some(folder) = dialog::pick_folder().await? else {
         return Ok(Vec::new());
     };
     if !folder.is_dir() {

@@ -18,9 +18,7 @@ pub async fn inspect_documents(paths: Vec<String>) -> Vec<DocumentInfo> {
 }
 
 #[tauri::command]
-pub async fn pick_documents<R: tauri::Runtime>(
-    window: tauri::Window<R>,
-) -> Result<Vec<DocumentInfo>, Error> {
-    let paths = dialog::pick_documents(&window).await?;
+pub async fn pick_documents() -> Result<Vec<DocumentInfo>, Error> {
+    let paths = dialog::pick_documents().await?;
     Ok(inspect_documents(paths.into_iter().map(|p| p.display().to_string()).collect()).await)
 }

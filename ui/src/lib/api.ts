@@ -1,7 +1,21 @@
 // Typed calls into the Rust side. Every type here is generated from Rust
 // (bindings.ts); errors arrive as `{ code, message }` and the UI switches on `code`.
-import { invoke } from "@tauri-apps/api/core";
-import type { AppInfo, DocumentInfo, Error as AppError, Health, KeyStatus, Service, Settings } from "./bindings";
+import { Channel, invoke } from "@tauri-apps/api/core";
+import type {
+  AppInfo,
+  CiteOptions,
+  CiteOutcome,
+  CiteProgress,
+  CiteSource,
+  DocumentInfo,
+  Error as AppError,
+  Health,
+  KeyStatus,
+  Parsed,
+  SavedFile,
+  Service,
+  Settings,
+} from "./bindings";
 
 export type { AppError };
 
@@ -29,4 +43,14 @@ export const api = {
   keyStatus: () => invoke<KeyStatus[]>("key_status"),
   setKey: (service: Service, key: string) => invoke<KeyStatus>("set_key", { service, key }),
   deleteKey: (service: Service) => invoke<KeyStatus>("delete_key", { service }),
+  preview: (source: CiteSource) => invoke<Parsed>("preview", { source }),
+  cite: (jobId: string, source: CiteSource, options: CiteOptions, onProgress: (p: CiteProgress) => void) => {
+    const channel = new Channel<CiteProgress>();
+    channel.onmessage = onProgress;
+    return invoke<CiteOutcome>("cite", { jobId, source, options, onProgress: channel });
+  },
+  cancelCite: (jobId: string) => invoke<boolean>("cancel_cite", { jobId }),
+  saveCited: (jobId: string) => invoke<SavedFile | null>("save_cited", { jobId }),
+  saveAllCited: (jobIds: string[]) => invoke<SavedFile[]>("save_all_cited", { jobIds }),
+  showInFolder: (path: string) => invoke<void>("show_in_folder", { path }),
 };

@@ -1,0 +1,464 @@
+//! Citing in the real window: drop, preview, cite against the sandbox, save, and
+//! the error paths a person meets. Saved files are checked by python-docx,
+//! python-pptx and LibreOffice; originals must be byte-identical afterwards.
+
+use casebook_e2e::{
+    App, AppOptions, data, drag_files_onto, exclusive, libreoffice_converts, office_texts,
+};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// Copies fixtures into a scratch folder, so "the original" is a file we can watch.
+fn originals(dir: &Path, rels: &[&str]) -> Vec<PathBuf> {
+    rels.iter()
+        .map(|rel| {
+            let dest = dir.join(Path::new(rel).file_name().unwrap());
+            std::fs::copy(data(rel), &dest).unwrap();
+            dest
+        })
+        .collect()
+}
+
+async fn card(app: &App, path: &Path) -> fantoccini::elements::Element {
+    app.wait_css(&format!(
+        "[data-testid=doc-card][data-path=\"{}\"]",
+        path.display()
+    ))
+    .await
+}
+
+async fn state_of(app: &App, path: &Path) -> String {
+    card(app, path)
+        .await
+        .attr("data-state")
+        .await
+        .unwrap()
+        .unwrap_or_default()
+}
+
+async fn wait_state(app: &App, path: &Path, want: &str) {
+    app.until(&format!("{} becomes {want}", path.display()), || async {
+        state_of(app, path).await == want
+    })
+    .await;
+}
+
+async fn drop_files(app: &App, files: &[&Path]) {
+    let zone = app.testid("drop-zone").await;
+    let (x, y) = app.screen_center_of(&zone).await;
+    drag_files_onto(app.xvfb.display(), files, x, y);
+}
+
+/// Sets faults on the app's own sandbox (its URL is in the sandbox badge's title;
+/// visiting Settings would spend a request on the health check).
+async fn post_fault(app: &App, body: serde_json::Value) {
+    let title = app
+        .testid("sandbox-badge")
+        .await
+        .attr("title")
+        .await
+        .unwrap()
+        .unwrap_or_default();
+    let base = title.trim_start_matches("Local sandbox at ").to_owned();
+    let resp = reqwest::Client::new()
+        .post(format!("{base}/_sandbox/faults"))
+        .bearer_auth(casebook_sandbox::DEMO_KEY)
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn drop_preview_cite_and_save_all() {
+    let _one = exclusive().await;
+    let work = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let files = originals(
+        work.path(),
+        &[
+            "docx/tracked-changes-hyperlinks.docx",
+            "pptx/lecture-bullets-urls-embedded-zip.pptx",
+        ],
+    );
+    let before: Vec<Vec<u8>> = files.iter().map(|f| std::fs::read(f).unwrap()).collect();
+    let app = App::launch(AppOptions {
+        dialog_path: Some(out.path().display().to_string()),
+        ..Default::default()
+    })
+    .await;
+
+    drop_files(&app, &[&files[0], &files[1]]).await;
+    for f in &files {
+        wait_state(&app, f, "ready").await;
+    }
+    // Preview: the paragraphs the service will consider.
+    let docx_card = card(&app, &files[0]).await;
+    docx_card
+        .find(fantoccini::Locator::Css("button[aria-expanded]"))
+        .await
+        .unwrap()
+        .click()
+        .await
+        .unwrap();
+    let preview = app
+        .wait_css("[data-testid=doc-card] [data-testid=preview] .paragraphs li")
+        .await;
+    assert!(
+        !preview
+            .prop("textContent")
+            .await
+            .unwrap()
+            .unwrap_or_default()
+            .is_empty()
+    );
+    app.screenshot("cite-preview").await;
+
+    // Options: every paragraph, exactly one citation each.
+    let mode = app.testid("mode-select").await;
+    mode.select_by_value("every").await.unwrap();
+    for (id, v) in [("min-input", "1"), ("max-input", "1")] {
+        let input = app.testid(id).await;
+        input.clear().await.unwrap();
+        input.send_keys(v).await.unwrap();
+    }
+    app.click("cite-button").await;
+    for f in &files {
+        wait_state(&app, f, "cited").await;
+    }
+    let summaries = app.all_css("[data-testid=result-summary]").await;
+    assert_eq!(summaries.len(), 2);
+    for s in &summaries {
+        let cited: u32 = s
+            .attr("data-citations")
+            .await
+            .unwrap()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let changed: u32 = s
+            .attr("data-changed")
+            .await
+            .unwrap()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(
+            changed > 0 && cited >= changed,
+            "one citation per changed paragraph at least: {changed} / {cited}"
+        );
+    }
+    // The changed paragraphs, before and after, with the insertion highlighted.
+    let show = app
+        .wait_css("[data-testid=doc-card] .result button.link")
+        .await;
+    show.click().await.unwrap();
+    let mark = app.wait_css("[data-testid=changes] mark").await;
+    let inserted = mark.prop("textContent").await.unwrap().unwrap_or_default();
+    assert!(
+        inserted.contains('(') && inserted.contains(')'),
+        "highlighted insertion: {inserted}"
+    );
+    app.screenshot("cite-result").await;
+
+    app.click("save-all-button").await;
+    for f in &files {
+        wait_state(&app, f, "saved").await;
+    }
+    app.screenshot("cite-saved").await;
+    let saved: Vec<PathBuf> = [
+        "tracked-changes-hyperlinks (cited).docx",
+        "lecture-bullets-urls-embedded-zip (cited).pptx",
+    ]
+    .iter()
+    .map(|n| out.path().join(n))
+    .collect();
+    for p in &saved {
+        assert!(p.exists(), "{} was not saved", p.display());
+    }
+    let texts = office_texts(&saved);
+    for (p, paras) in saved.iter().zip(&texts) {
+        let all = paras.join("\n");
+        assert!(
+            all.contains(", 19") || all.contains(", 20"),
+            "{}: no citation in the saved file",
+            p.display()
+        );
+        assert!(
+            paras.iter().any(|t| t.trim() == "References"),
+            "{}: no References",
+            p.display()
+        );
+    }
+    libreoffice_converts(&saved);
+    for (f, b) in files.iter().zip(&before) {
+        assert_eq!(
+            &std::fs::read(f).unwrap(),
+            b,
+            "{} was modified",
+            f.display()
+        );
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(out.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        leftovers.len(),
+        2,
+        "only the two saved files, no temporary ones: {leftovers:?}"
+    );
+    app.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pasted_text_is_cited_and_saved_to_the_chosen_file() {
+    let _one = exclusive().await;
+    let out = tempfile::tempdir().unwrap();
+    let dest = out.path().join("essay cited.txt");
+    let app = App::launch(AppOptions {
+        dialog_path: Some(dest.display().to_string()),
+        ..Default::default()
+    })
+    .await;
+    app.wait_css("details.essay summary")
+        .await
+        .click()
+        .await
+        .unwrap();
+    let essay = app.testid("essay-input").await;
+    essay
+        .send_keys("Heat waves are becoming more frequent in European cities over recent decades.\n\nHospital admissions rise measurably during prolonged periods of extreme heat.")
+        .await
+        .unwrap();
+    app.click("cite-button").await;
+    app.until("the pasted text is cited", || async {
+        app.all_css("[data-testid=doc-card][data-path=essay][data-state=cited]")
+            .await
+            .len()
+            == 1
+    })
+    .await;
+    app.click("save-button").await;
+    app.until("saved", || async {
+        app.all_css("[data-testid=doc-card][data-state=saved]")
+            .await
+            .len()
+            == 1
+    })
+    .await;
+    let text = std::fs::read_to_string(&dest).unwrap();
+    assert!(text.contains("References"), "{text}");
+    assert!(text.contains("Heat waves"), "{text}");
+    app.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_files_are_refused_before_anything_is_sent() {
+    let _one = exclusive().await;
+    let work = tempfile::tempdir().unwrap();
+    let legacy = originals(work.path(), &["bad/legacy-word97-hyperlink.doc"]).remove(0);
+    // Over the ~9 MB a 12 MB request can carry.
+    let huge = work.path().join("huge.docx");
+    std::fs::write(&huge, vec![b'P'; 9_600_000]).unwrap();
+    let app = App::launch(AppOptions::default()).await;
+    drop_files(&app, &[&legacy, &huge]).await;
+    wait_state(&app, &legacy, "invalid").await;
+    wait_state(&app, &huge, "invalid").await;
+    let code = |p: PathBuf| {
+        let app = &app;
+        async move {
+            card(app, &p)
+                .await
+                .find(fantoccini::Locator::Css("[data-testid=error-message]"))
+                .await
+                .unwrap()
+                .attr("data-code")
+                .await
+                .unwrap()
+                .unwrap_or_default()
+        }
+    };
+    assert_eq!(code(legacy.clone()).await, "legacy_format");
+    assert_eq!(code(huge.clone()).await, "too_large");
+    let cite = app.testid("cite-button").await;
+    assert!(
+        !cite.is_enabled().await.unwrap(),
+        "nothing citable, nothing to send"
+    );
+    app.screenshot("cite-refused").await;
+    app.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn rate_limits_show_a_countdown_then_succeed() {
+    let _one = exclusive().await;
+    let work = tempfile::tempdir().unwrap();
+    let doc = originals(work.path(), &["docx/headings-lorem-multirun.docx"]).remove(0);
+    let app = App::launch(AppOptions::default()).await;
+    drop_files(&app, &[&doc]).await;
+    wait_state(&app, &doc, "ready").await;
+    post_fault(
+        &app,
+        serde_json::json!({"storm": {"count": 2, "retryAfter": 3}}),
+    )
+    .await;
+    app.click("cite-button").await;
+    let progress = app
+        .wait_css("[data-testid=cite-progress][data-progress=rateLimited]")
+        .await;
+    let text = progress
+        .prop("textContent")
+        .await
+        .unwrap()
+        .unwrap_or_default();
+    assert!(text.contains("retrying in"), "{text}");
+    app.screenshot("cite-rate-limited").await;
+    wait_state(&app, &doc, "cited").await;
+    app.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_key_leads_to_settings() {
+    let _one = exclusive().await;
+    // A separate service, as a real account would be; the app's key for it is wrong.
+    let service = casebook_sandbox::start(Default::default()).await.unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let doc = originals(work.path(), &["docx/hyperlink-fragments.docx"]).remove(0);
+    let app = App::launch(AppOptions::default()).await;
+    app.click("nav-settings").await;
+    let key_input = app.testid("settings-key-citations").await;
+    key_input
+        .send_keys("cbk_wrong_key_123456789")
+        .await
+        .unwrap();
+    key_input.send_keys("\u{E007}").await.unwrap(); // Enter
+    app.until("the key is stored, masked", || async {
+        app.testid("key-state-citations")
+            .await
+            .text()
+            .await
+            .unwrap_or_default()
+            .contains("6789")
+    })
+    .await;
+    let typed = app
+        .testid("settings-key-citations")
+        .await
+        .prop("value")
+        .await
+        .unwrap()
+        .unwrap_or_default();
+    assert_eq!(typed, "", "the key is gone from the web view once stored");
+    let source = app.client.source().await.unwrap();
+    assert!(
+        !source.contains("cbk_wrong_key"),
+        "the key is not in the DOM"
+    );
+    let url = app.testid("settings-base-url").await;
+    url.send_keys(service.base_url()).await.unwrap();
+    app.testid("settings-sandbox").await.click().await.unwrap();
+    app.until("remote mode", || async {
+        app.all_css("[data-testid=sandbox-badge]").await.is_empty()
+    })
+    .await;
+    app.click("nav-cite").await;
+    drop_files(&app, &[&doc]).await;
+    wait_state(&app, &doc, "ready").await;
+    app.click("cite-button").await;
+    wait_state(&app, &doc, "error").await;
+    let err = card(&app, &doc)
+        .await
+        .find(fantoccini::Locator::Css("[data-testid=error-message]"))
+        .await
+        .unwrap();
+    assert_eq!(
+        err.attr("data-code").await.unwrap().as_deref(),
+        Some("unauthorized")
+    );
+    app.screenshot("cite-unauthorized").await;
+    app.click("open-settings").await;
+    app.testid("settings-key-citations").await;
+    app.close().await;
+    // The test keyring is private to this run; remove the key all the same.
+    let _ = Command::new("secret-tool")
+        .args(["clear", "service", "casebook", "username", "citations"])
+        .status();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_real_save_dialog_opens_and_escape_writes_nothing() {
+    let _one = exclusive().await;
+    let work = tempfile::tempdir().unwrap();
+    let doc = originals(work.path(), &["docx/comments-ins-del-lorem.docx"]).remove(0);
+    let app = App::launch(AppOptions::default()).await;
+    drop_files(&app, &[&doc]).await;
+    wait_state(&app, &doc, "ready").await;
+    app.click("cite-button").await;
+    wait_state(&app, &doc, "cited").await;
+    app.click("save-button").await;
+    let display = app.xvfb.display().to_owned();
+    let found = tokio::task::spawn_blocking(move || {
+        Command::new("xdotool")
+            .args([
+                "search",
+                "--sync",
+                "--onlyvisible",
+                "--name",
+                "Save the cited copy",
+            ])
+            .env("DISPLAY", &display)
+            .output()
+            .unwrap()
+    });
+    let found = tokio::time::timeout(Duration::from_secs(20), found)
+        .await
+        .expect("a GTK file chooser opened")
+        .unwrap();
+    let window = String::from_utf8_lossy(&found.stdout)
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_owned();
+    assert!(!window.is_empty(), "no save dialog window");
+    let shot = app.xvfb.display().to_owned();
+    // No window manager runs under Xvfb: focus the dialog directly, then press a real
+    // (XTEST) Escape, which GTK treats exactly like a person's key press.
+    Command::new("xdotool")
+        .args(["windowfocus", "--sync", &window])
+        .env("DISPLAY", &shot)
+        .status()
+        .unwrap();
+    Command::new("xdotool")
+        .args(["key", "Escape"])
+        .env("DISPLAY", &shot)
+        .status()
+        .unwrap();
+    app.until("the dialog closes", || async {
+        let out = Command::new("xdotool")
+            .args(["search", "--onlyvisible", "--name", "Save the cited copy"])
+            .env("DISPLAY", app.xvfb.display())
+            .output()
+            .unwrap();
+        out.stdout.is_empty()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        state_of(&app, &doc).await,
+        "cited",
+        "cancelled: nothing saved"
+    );
+    let names: Vec<_> = std::fs::read_dir(work.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names.len(),
+        1,
+        "nothing was written beside the original: {names:?}"
+    );
+    app.close().await;
+}
