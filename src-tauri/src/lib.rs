@@ -4,7 +4,7 @@
 //! tested without a window lives in core or in `state`.
 
 pub mod bindings;
-mod commands;
+pub mod commands;
 mod dialog;
 pub mod settings;
 pub mod state;
