@@ -51,7 +51,7 @@ bindings:
 # Copies the e2e run's screenshots that the README shows into docs/.
 screenshots:
 	mkdir -p docs/screenshots
-	cp artifacts/screenshots/{cite-dropped,settings,missions-empty}.png docs/screenshots/
+	cp artifacts/screenshots/{cite-dropped,cite-result,cite-rate-limited,settings}.png docs/screenshots/
 
 clean:
 	cargo clean
