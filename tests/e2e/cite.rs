@@ -334,7 +334,11 @@ async fn a_wrong_key_leads_to_settings() {
         .send_keys("cbk_wrong_key_123456789")
         .await
         .unwrap();
-    key_input.send_keys("\u{E007}").await.unwrap(); // Enter
+    app.wait_css("form:has([data-testid=settings-key-citations]) button[type=submit]:enabled")
+        .await
+        .click()
+        .await
+        .unwrap();
     app.until("the key is stored, masked", || async {
         app.testid("key-state-citations")
             .await
