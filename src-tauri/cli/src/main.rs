@@ -170,9 +170,17 @@ struct Backend {
 impl Backend {
     async fn new(base_url: Option<String>, sandbox: bool) -> Result<Self, Error> {
         if sandbox {
-            let running = casebook_sandbox::start(Default::default())
-                .await
-                .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot start the sandbox: {e}")))?;
+            // CASEBOOK_SANDBOX_PACE=instant: missions without pauses (scripts and tests).
+            let pace = match std::env::var("CASEBOOK_SANDBOX_PACE").as_deref() {
+                Ok("instant") => casebook_sandbox::Pace::Instant,
+                _ => casebook_sandbox::Pace::Realistic,
+            };
+            let running = casebook_sandbox::start(casebook_sandbox::SandboxConfig {
+                pace,
+                ..Default::default()
+            })
+            .await
+            .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot start the sandbox: {e}")))?;
             return Ok(Self {
                 conn: Connection::new(running.base_url())?,
                 sandbox: Some(running),
@@ -433,17 +441,31 @@ async fn keys(action: KeysAction) -> Result<(), Error> {
             eprintln!("Stored the {} key in the keyring.", service.as_str());
         }
         KeysAction::Status => {
+            // One line per service, even when the keyring cannot answer for one of them.
+            let mut failure = None;
             for service in Service::ALL {
-                let status = store.status(service).await?;
-                let source = match status.source {
-                    KeySource::Keyring => "keyring",
-                    KeySource::Environment => service.env_var(),
-                    KeySource::None => "not set",
-                };
-                match status.masked {
-                    Some(masked) => println!("{:<15} {masked} ({source})", service.as_str()),
-                    None => println!("{:<15} {source}", service.as_str()),
+                match store.status(service).await {
+                    Ok(status) => {
+                        let source = match status.source {
+                            KeySource::Keyring => "keyring",
+                            KeySource::Environment => service.env_var(),
+                            KeySource::None => "not set",
+                        };
+                        match status.masked {
+                            Some(masked) => {
+                                println!("{:<15} {masked} ({source})", service.as_str())
+                            }
+                            None => println!("{:<15} {source}", service.as_str()),
+                        }
+                    }
+                    Err(e) => {
+                        println!("{:<15} unknown ({})", service.as_str(), e.code);
+                        failure = Some(e);
+                    }
                 }
+            }
+            if let Some(e) = failure {
+                return Err(e);
             }
         }
         KeysAction::Delete { service } => {

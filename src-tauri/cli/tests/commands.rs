@@ -1,0 +1,243 @@
+//! The CLI's main paths against the sandbox, and its keys against the real keyring.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_casebook");
+
+fn casebook(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .env_remove("CASEBOOK_BASE_URL")
+        .env_remove("CASEBOOK_CITATIONS_KEY")
+        .env_remove("CASEBOOK_INVESTIGATIONS_KEY")
+        .env("CASEBOOK_SANDBOX_PACE", "instant")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().unwrap();
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
+
+#[test]
+fn cite_writes_beside_the_input_and_never_over_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("report.docx");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/docx/long-lorem-endnote.docx"),
+        &input,
+    )
+    .unwrap();
+    let before = std::fs::read(&input).unwrap();
+    ok(&casebook(
+        &[
+            "--sandbox",
+            "cite",
+            input.to_str().unwrap(),
+            "--mode",
+            "every",
+        ],
+        &[],
+        None,
+    ));
+    let out = dir.path().join("report.cited.docx");
+    assert!(out.exists());
+    assert_eq!(
+        std::fs::read(&input).unwrap(),
+        before,
+        "the input is untouched"
+    );
+    // Again: the output exists, so it is refused without --overwrite and replaced with it.
+    let again = casebook(&["--sandbox", "cite", input.to_str().unwrap()], &[], None);
+    assert_eq!(again.status.code(), Some(5));
+    ok(&casebook(
+        &["--sandbox", "cite", input.to_str().unwrap(), "--overwrite"],
+        &[],
+        None,
+    ));
+
+    let parsed = ok(&casebook(
+        &["--sandbox", "parse", out.to_str().unwrap(), "--json"],
+        &[],
+        None,
+    ));
+    let v: serde_json::Value = serde_json::from_str(&parsed).unwrap();
+    assert!(
+        !v["references"].as_array().unwrap().is_empty(),
+        "the cited copy has references"
+    );
+}
+
+#[test]
+fn essay_text_from_stdin_is_cited_to_stdout() {
+    let text = "Urban heat islands raise night-time temperatures in dense city centres.\n\nShade trees cut surface temperatures on streets and pavements.";
+    let out = ok(&casebook(
+        &["--sandbox", "cite", "-", "--mode", "every"],
+        &[],
+        Some(text),
+    ));
+    assert!(out.contains("References"), "{out}");
+    assert!(out.contains("Urban heat islands"), "{out}");
+}
+
+#[test]
+fn mission_start_follow_json_prints_the_id_then_one_event_a_line() {
+    let out = ok(&casebook(
+        &[
+            "--sandbox",
+            "mission",
+            "start",
+            "--objective",
+            "Does green space lower heat stress?",
+            "--budget",
+            "12.50",
+            "--follow",
+            "--json",
+        ],
+        &[],
+        None,
+    ));
+    let mut lines = out.lines();
+    let first: serde_json::Value = serde_json::from_str(lines.next().unwrap()).unwrap();
+    assert!(first["sessionId"].as_str().unwrap().starts_with("ses_"));
+    let events: Vec<serde_json::Value> = lines.map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(events.len() > 10);
+    for e in &events {
+        assert!(
+            e["id"].is_string() && e["event"].is_string() && e["data"].is_object(),
+            "{e}"
+        );
+    }
+    assert_eq!(events.last().unwrap()["event"], "session.completed");
+    let spend: Vec<f64> = events
+        .iter()
+        .filter(|e| e["event"] == "spend.updated")
+        .map(|e| e["data"]["spentUsd"].as_f64().unwrap())
+        .collect();
+    assert!(
+        spend.iter().all(|s| *s < 12.5),
+        "spend stays under the budget: {spend:?}"
+    );
+}
+
+#[test]
+fn key_status_never_prints_a_key() {
+    let key = "cbk_live_abcdefghijklmnop1234";
+    let no_bus = ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent");
+    let out = ok(&casebook(
+        &["keys", "status"],
+        &[
+            ("CASEBOOK_CITATIONS_KEY", key),
+            ("CASEBOOK_INVESTIGATIONS_KEY", "inv_0000000000009999"),
+            no_bus,
+        ],
+        None,
+    ));
+    assert!(out.contains("••••1234 (CASEBOOK_CITATIONS_KEY)"), "{out}");
+    assert!(
+        out.contains("••••9999 (CASEBOOK_INVESTIGATIONS_KEY)"),
+        "{out}"
+    );
+    assert!(!out.contains("abcdefgh"), "{out}");
+    // Without a keyring, the service it cannot answer for says so; the other still shows.
+    let partial = casebook(
+        &["keys", "status"],
+        &[("CASEBOOK_CITATIONS_KEY", key), no_bus],
+        None,
+    );
+    assert_eq!(partial.status.code(), Some(1));
+    let text = String::from_utf8_lossy(&partial.stdout);
+    assert!(
+        text.contains("••••1234") && text.contains("investigations  unknown (keyring_unavailable)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn keys_set_status_delete_in_the_real_keyring() {
+    if std::env::var_os("CASEBOOK_KEYRING_SESSION").is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "keyring tests must run under scripts/with-keyring.sh in CI"
+        );
+        eprintln!("skipped: run under scripts/with-keyring.sh for the real keyring");
+        return;
+    }
+    ok(&casebook(
+        &["keys", "set", "investigations"],
+        &[],
+        Some("  inv-key-0123456789wxyz \n"),
+    ));
+    let seen = Command::new("secret-tool")
+        .args([
+            "lookup",
+            "service",
+            "casebook",
+            "username",
+            "investigations",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&seen.stdout),
+        "inv-key-0123456789wxyz"
+    );
+    let status = ok(&casebook(&["keys", "status"], &[], None));
+    assert!(status.contains("••••wxyz (keyring)"), "{status}");
+    assert!(!status.contains("0123456789"), "{status}");
+    let empty = casebook(&["keys", "set", "investigations"], &[], Some("   "));
+    assert_eq!(empty.status.code(), Some(5), "an empty key is refused");
+    let kept = Command::new("secret-tool")
+        .args([
+            "lookup",
+            "service",
+            "casebook",
+            "username",
+            "investigations",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&kept.stdout),
+        "inv-key-0123456789wxyz",
+        "and the stored one kept"
+    );
+    ok(&casebook(&["keys", "delete", "investigations"], &[], None));
+    let gone = Command::new("secret-tool")
+        .args([
+            "lookup",
+            "service",
+            "casebook",
+            "username",
+            "investigations",
+        ])
+        .output()
+        .unwrap();
+    assert!(gone.stdout.is_empty());
+}
