@@ -82,49 +82,71 @@ impl App {
                 (Some(t), p)
             }
         };
-        let port = free_port();
-        let native_port = free_port();
-        let mut cmd = Command::new(tauri_driver());
-        cmd.args([
-            "--port",
-            &port.to_string(),
-            "--native-port",
-            &native_port.to_string(),
-        ])
-        .env("DISPLAY", xvfb.display())
-        .env_remove("WAYLAND_DISPLAY")
-        .env("GDK_BACKEND", "x11")
-        .env("CASEBOOK_DATA_DIR", &data_path)
-        .env_remove("CASEBOOK_DIALOG_PATH")
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit());
-        if let Some(d) = &opts.dialog_path {
-            cmd.env("CASEBOOK_DIALOG_PATH", d);
-        }
-        for (k, v) in &opts.env {
-            cmd.env(k, v);
-        }
-        let driver = Driver(cmd.spawn().expect("cannot start tauri-driver"));
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(
-                Instant::now() < deadline,
-                "tauri-driver did not open port {port}"
+        // Starting WebKitWebDriver and the app is occasionally refused on a loaded
+        // machine (the session request gets an incomplete answer); a fresh driver
+        // on fresh ports is the cure, so try a few times before failing.
+        let mut last_error = String::new();
+        let mut session = None;
+        for _attempt in 0..3 {
+            let port = free_port();
+            let native_port = free_port();
+            let mut cmd = Command::new(tauri_driver());
+            cmd.args([
+                "--port",
+                &port.to_string(),
+                "--native-port",
+                &native_port.to_string(),
+            ])
+            .env("DISPLAY", xvfb.display())
+            .env_remove("WAYLAND_DISPLAY")
+            .env("GDK_BACKEND", "x11")
+            // No accessibility bus runs here; without this GTK warns on every start.
+            .env("NO_AT_BRIDGE", "1")
+            .env("CASEBOOK_DATA_DIR", &data_path)
+            .env_remove("CASEBOOK_DIALOG_PATH")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+            if let Some(d) = &opts.dialog_path {
+                cmd.env("CASEBOOK_DIALOG_PATH", d);
+            }
+            for (k, v) in &opts.env {
+                cmd.env(k, v);
+            }
+            let driver = Driver(cmd.spawn().expect("cannot start tauri-driver"));
+            let deadline = Instant::now() + Duration::from_secs(20);
+            while TcpStream::connect(("127.0.0.1", port)).is_err() {
+                assert!(
+                    Instant::now() < deadline,
+                    "tauri-driver did not open port {port}"
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let mut caps = serde_json::Map::new();
+            caps.insert("browserName".into(), "wry".into());
+            caps.insert(
+                "tauri:options".into(),
+                serde_json::json!({ "application": app_binary() }),
             );
-            std::thread::sleep(Duration::from_millis(50));
+            match ClientBuilder::rustls()
+                .expect("rustls client")
+                .capabilities(caps)
+                .connect(&format!("http://127.0.0.1:{port}"))
+                .await
+            {
+                Ok(client) => {
+                    session = Some((client, driver));
+                    break;
+                }
+                Err(e) => {
+                    last_error = e.to_string();
+                    drop(driver);
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            }
         }
-        let mut caps = serde_json::Map::new();
-        caps.insert("browserName".into(), "wry".into());
-        caps.insert(
-            "tauri:options".into(),
-            serde_json::json!({ "application": app_binary() }),
-        );
-        let client = ClientBuilder::rustls()
-            .expect("rustls client")
-            .capabilities(caps)
-            .connect(&format!("http://127.0.0.1:{port}"))
-            .await
-            .expect("WebDriver session with the app (is webkit2gtk-driver installed?)");
+        let (client, driver) = session.unwrap_or_else(|| {
+            panic!("no WebDriver session with the app after 3 tries (is webkit2gtk-driver installed?): {last_error}")
+        });
         App {
             client,
             _driver: driver,

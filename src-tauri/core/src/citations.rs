@@ -1,10 +1,11 @@
 //! The citation service: parse and cite, with documents checked before sending and
 //! answers checked after.
 
-use crate::connection::{Connection, network_error};
+use crate::api::ApiClient;
+use crate::connection::Connection;
 use crate::documents::{self, DocKind, MAX_REQUEST_BYTES};
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{Progress, RetryPolicy, error_from, with_retries};
+use crate::http::{Progress, RetryPolicy};
 use crate::keys::ApiKey;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
@@ -362,73 +363,25 @@ pub fn decode_cite_answer(body: &[u8], sent: &Input<'_>) -> Result<Cited> {
 }
 
 /// The citation service, with one key.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct CitationClient {
-    conn: Connection,
-    key: ApiKey,
-    retry: RetryPolicy,
-}
-
-impl std::fmt::Debug for CitationClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("CitationClient")
-            .field("base", &self.conn.base_url().as_str())
-            .field("key", &self.key)
-            .finish()
-    }
+    api: ApiClient,
 }
 
 impl CitationClient {
     pub fn new(conn: Connection, key: ApiKey) -> Self {
         Self {
-            conn,
-            key,
-            retry: RetryPolicy::default(),
+            api: ApiClient::new(conn, key),
         }
     }
 
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
+        self.api.retry = retry;
         self
     }
 
     pub fn connection(&self) -> &Connection {
-        &self.conn
-    }
-
-    async fn post(
-        &self,
-        path: &str,
-        what: &str,
-        body: Vec<u8>,
-        progress: &(dyn Fn(Progress) + Send + Sync),
-    ) -> Result<bytes::Bytes> {
-        let body = bytes::Bytes::from(body);
-        let resp = with_retries(self.retry, what, progress, || {
-            progress(Progress::Sending {
-                bytes: body.len() as u64,
-            });
-            let req = self
-                .conn
-                .authed(reqwest::Method::POST, path, &self.key)
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .header(reqwest::header::ACCEPT, "application/json")
-                .body(body.clone());
-            async move { req.send().await.map_err(network_error) }
-        })
-        .await?;
-        if !resp.status().is_success() {
-            if resp.status().is_redirection() {
-                return Err(Error::new(
-                    ErrorCode::Protocol,
-                    format!("{what}: the service redirected to another address; the key was not sent there."),
-                )
-                .with_status(resp.status().as_u16()));
-            }
-            return Err(error_from(resp, what).await);
-        }
-        progress(Progress::Receiving);
-        resp.bytes().await.map_err(network_error)
+        &self.api.conn
     }
 
     /// `POST /citations/v1/parse`.
@@ -439,6 +392,7 @@ impl CitationClient {
     ) -> Result<Parsed> {
         let body = request_body(input, None)?;
         let answer = self
+            .api
             .post("/citations/v1/parse", "Parse", body, progress)
             .await?;
         let json: serde_json::Value = serde_json::from_slice(&answer).map_err(|e| {
@@ -459,6 +413,7 @@ impl CitationClient {
     ) -> Result<Cited> {
         let body = request_body(input, Some(options))?;
         let answer = self
+            .api
             .post("/citations/v1/cite", "Cite", body, progress)
             .await?;
         decode_cite_answer(&answer, input)

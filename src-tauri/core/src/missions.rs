@@ -1,9 +1,10 @@
 //! The investigation service: the mission message, sessions, cancel, and the typed
 //! events of a mission.
 
-use crate::connection::{Connection, network_error};
+use crate::api::ApiClient;
+use crate::connection::Connection;
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{RetryPolicy, error_from, with_retries};
+use crate::http::RetryPolicy;
 use crate::keys::ApiKey;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -303,20 +304,9 @@ pub struct ReportFinal {
 }
 
 /// The investigation service, with one key.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct InvestigationClient {
-    pub(crate) conn: Connection,
-    pub(crate) key: ApiKey,
-    retry: RetryPolicy,
-}
-
-impl std::fmt::Debug for InvestigationClient {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("InvestigationClient")
-            .field("base", &self.conn.base_url().as_str())
-            .field("key", &self.key)
-            .finish()
-    }
+    pub(crate) api: ApiClient,
 }
 
 fn session_path(id: &str, tail: &str) -> Result<String> {
@@ -336,49 +326,20 @@ fn session_path(id: &str, tail: &str) -> Result<String> {
 impl InvestigationClient {
     pub fn new(conn: Connection, key: ApiKey) -> Self {
         Self {
-            conn,
-            key,
-            retry: RetryPolicy::default(),
+            api: ApiClient::new(conn, key),
         }
     }
 
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
-        self.retry = retry;
+        self.api.retry = retry;
         self
-    }
-
-    async fn post_json(
-        &self,
-        path: &str,
-        what: &str,
-        body: serde_json::Value,
-    ) -> Result<serde_json::Value> {
-        let body = serde_json::to_vec(&body).map_err(|e| Error::invalid_input(e.to_string()))?;
-        let resp = with_retries(self.retry, what, &|_| {}, || {
-            let req = self
-                .conn
-                .authed(reqwest::Method::POST, path, &self.key)
-                .header(reqwest::header::CONTENT_TYPE, "application/json")
-                .body(body.clone());
-            async move { req.send().await.map_err(network_error) }
-        })
-        .await?;
-        if !resp.status().is_success() {
-            return Err(error_from(resp, what).await);
-        }
-        let bytes = resp.bytes().await.map_err(network_error)?;
-        serde_json::from_slice(&bytes).map_err(|e| {
-            Error::new(
-                ErrorCode::Protocol,
-                format!("{what}: the answer is not valid JSON ({e})."),
-            )
-        })
     }
 
     /// `POST /eve/v1/session`.
     pub async fn create_session(&self, spec: &MissionSpec) -> Result<Session> {
         let message = spec.message()?;
         let answer = self
+            .api
             .post_json(
                 "/eve/v1/session",
                 "Start mission",
@@ -414,6 +375,7 @@ impl InvestigationClient {
     pub async fn cancel(&self, session_id: &str) -> Result<CancelAck> {
         let path = session_path(session_id, "/cancel")?;
         let answer = self
+            .api
             .post_json(&path, "Cancel", serde_json::json!({}))
             .await?;
         serde_json::from_value(answer).map_err(|e| {

@@ -259,8 +259,9 @@ impl InvestigationClient {
             reqwest::Method::GET
         };
         let mut req = self
+            .api
             .conn
-            .authed(method, path, &self.key)
+            .authed(method, path, &self.api.key)
             .header(
                 reqwest::header::ACCEPT,
                 "text/event-stream, application/x-ndjson;q=0.9",

@@ -18,6 +18,7 @@ pub mod engine;
 pub mod faults;
 mod missions;
 mod ratelimit;
+mod rng;
 mod routes;
 
 pub use faults::{Failure, Faults};

@@ -17,6 +17,8 @@ mod tests;
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) use crate::rng::Rng;
+
 use bibliography::WORKS;
 use package::Package;
 use xml::{Ns, Tree};
@@ -265,29 +267,6 @@ pub fn cite_text(text: &str, opts: &CiteOptions) -> (String, CiteStats) {
 }
 
 // ---- shared by the three formats ----
-
-/// splitmix64: tiny, fast, and stable across platforms and releases, which
-/// matters because a seed must always reproduce the same document.
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `0..n` (n > 0), by multiply-shift.
-    pub fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next_u64()) * u128::from(n)) >> 64) as u64
-    }
-}
 
 /// For each candidate paragraph, the works (indexes into [`WORKS`]) to cite
 /// there; empty for paragraphs left alone.

@@ -21,38 +21,7 @@ const MAX_REPORT_FINDINGS: usize = 25;
 /// Spend stops short of this share of the budget, so "under budget" holds with room.
 const SPEND_CAP_PERCENT: u64 = 90;
 
-/// SplitMix64: tiny, fast and stable across Rust versions, which the std hashers are
-/// not promised to be; the script must regenerate identically after an upgrade.
-#[derive(Debug, Clone)]
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Self {
-        Self(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `lo..=hi`.
-    pub fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        lo + self.next_u64() % (hi - lo + 1)
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[(self.next_u64() % items.len() as u64) as usize]
-    }
-}
+pub use crate::rng::Rng;
 
 /// FNV-1a: the seed a session id stands for, stable across runs and versions.
 pub fn seed_from(id: &str) -> u64 {
