@@ -64,6 +64,16 @@ pub async fn save_file<R: tauri::Runtime>(
     suggested: &std::path::Path,
     filter: (&'static str, &'static str),
 ) -> Result<Option<PathBuf>, Error> {
+    save_file_titled(window, "Save the cited copy", suggested, filter).await
+}
+
+/// [`save_file`] with the dialog's title.
+pub async fn save_file_titled<R: tauri::Runtime>(
+    window: &tauri::Window<R>,
+    title: &'static str,
+    suggested: &std::path::Path,
+    filter: (&'static str, &'static str),
+) -> Result<Option<PathBuf>, Error> {
     if let Some(paths) = hooked_paths() {
         return Ok(paths.into_iter().next());
     }
@@ -74,7 +84,7 @@ pub async fn save_file<R: tauri::Runtime>(
         .unwrap_or_default();
     on_main_thread(window, move |parent| {
         let mut dialog = rfd::FileDialog::new()
-            .set_title("Save the cited copy")
+            .set_title(title)
             .set_file_name(name)
             .add_filter(filter.0, &[filter.1]);
         if let Some(dir) = dir {
