@@ -1,7 +1,20 @@
 // Typed calls into the Rust side. Every type here is generated from Rust
 // (bindings.ts); errors arrive as `{ code, message }` and the UI switches on `code`.
-import { invoke } from "@tauri-apps/api/core";
-import type { AppInfo, DocumentInfo, Error as AppError, Health, KeyStatus, Service, Settings } from "./bindings";
+import { invoke, type Channel } from "@tauri-apps/api/core";
+import type {
+  AppInfo,
+  CancelAck,
+  DocumentInfo,
+  Error as AppError,
+  ExportFormat,
+  Health,
+  KeyStatus,
+  MissionRecord,
+  MissionSpec,
+  MissionUpdate,
+  Service,
+  Settings,
+} from "./bindings";
 
 export type { AppError };
 
@@ -29,4 +42,14 @@ export const api = {
   keyStatus: () => invoke<KeyStatus[]>("key_status"),
   setKey: (service: Service, key: string) => invoke<KeyStatus>("set_key", { service, key }),
   deleteKey: (service: Service) => invoke<KeyStatus>("delete_key", { service }),
+  missionPreview: (spec: MissionSpec) => invoke<string>("mission_preview", { spec }),
+  startMission: (spec: MissionSpec) => invoke<MissionRecord>("start_mission", { spec }),
+  listMissions: () => invoke<MissionRecord[]>("list_missions"),
+  openMission: (sessionId: string) => invoke<void>("open_mission", { sessionId }),
+  watchMission: (sessionId: string, onEvent: Channel<MissionUpdate>) =>
+    invoke<void>("watch_mission", { sessionId, onEvent }),
+  cancelMission: (sessionId: string) => invoke<CancelAck>("cancel_mission", { sessionId }),
+  exportMission: (sessionId: string, format: ExportFormat) =>
+    invoke<string | null>("export_mission", { sessionId, format }),
+  openLink: (url: string) => invoke<void>("open_link", { url }),
 };
