@@ -467,6 +467,7 @@ fn status_changed<R: Runtime>(
         .get_webview_window(&window_label(session_id))
         .and_then(|w| w.is_focused().ok())
         .unwrap_or(false);
+    tracing::debug!(session = %session_id, status = status.as_str(), focused, "mission needs attention");
     if !focused {
         let app = app.clone();
         let id = session_id.to_owned();

@@ -7,6 +7,7 @@
 use std::io::Write;
 
 pub fn notify(summary: String, body: String) {
+    tracing::debug!("notification: {summary}");
     if let Some(path) = std::env::var_os("CASEBOOK_NOTIFY_LOG") {
         let line = serde_json::json!({"summary": summary, "body": body}).to_string();
         let written = std::fs::OpenOptions::new()

@@ -1,4 +1,5 @@
 //! End-to-end: the real Casebook window under Xvfb, driven through WebDriver.
 //! Every test here would fail if the window did not render.
 
+mod missions;
 mod shell;
