@@ -26,6 +26,11 @@ const REPLAY_PAGE: u32 = 2_000;
 /// Events the watcher writes (and sends) in one go when they arrive faster than it
 /// can write them one by one.
 const MAX_BATCH: usize = 1_000;
+/// After a write, the watcher lets events gather this long before the next one. The
+/// first event after a quiet spell still goes out at once; in a burst, one write and
+/// one channel message per gap instead of one per event keeps the store, the IPC
+/// bridge and the window's renders from falling behind.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(10);
 
 /// What a mission window hears on its channel.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -326,6 +331,7 @@ async fn follow<R: Runtime>(
             }
         }
         apply(app, &state.missions, w, batch).await?;
+        tokio::time::sleep(GATHER).await;
     }
     drop(abort);
     match watch.await {

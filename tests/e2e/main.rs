@@ -1,5 +1,6 @@
 //! End-to-end: the real Casebook window under Xvfb, driven through WebDriver.
 //! Every test here would fail if the window did not render.
 
+mod bench;
 mod missions;
 mod shell;

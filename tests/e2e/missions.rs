@@ -89,6 +89,7 @@ async fn start_mission(app: &App, budget: &str) -> (WindowHandle, String) {
     })
     .await;
     let preview = app.testid("mission-preview").await.text().await.unwrap();
+    app.screenshot("missions-composer").await;
     let main = app.client.window().await.unwrap();
     app.click("mission-start").await;
     (main, preview)
@@ -234,6 +235,16 @@ async fn a_mission_streams_in_its_window_cancels_and_exports() {
     .await;
     let ids = held_ids(&app).await;
     assert_no_repeats(&ids);
+    until_for(5, "the last card to be session.waiting", || async {
+        let cards = app.all_css("[data-testid=event-card]").await;
+        match cards.last() {
+            Some(c) => {
+                c.attr("data-event").await.ok().flatten().as_deref() == Some("session.waiting")
+            }
+            None => false,
+        }
+    })
+    .await;
     let cards = app.all_css("[data-testid=event-card]").await;
     let mut names = Vec::new();
     for c in &cards {
@@ -290,6 +301,7 @@ async fn a_mission_streams_in_its_window_cancels_and_exports() {
         .await;
     let text = row.prop("textContent").await.unwrap().unwrap_or_default();
     assert!(text.contains("How does urban heat"), "{text}");
+    app.screenshot("missions-history").await;
     app.close().await;
 }
 
