@@ -265,6 +265,132 @@ pub fn open_link(url: String) -> Result<(), Error> {
 mod tests {
     use super::*;
     use casebook_core::store::MissionStatus;
+    use tauri::Manager;
+    use tauri::test::{
+        INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets,
+    };
+
+    fn invoke(
+        webview: &tauri::WebviewWindow<MockRuntime>,
+        cmd: &str,
+        args: serde_json::Value,
+    ) -> Result<serde_json::Value, serde_json::Value> {
+        get_ipc_response(
+            webview,
+            tauri::webview::InvokeRequest {
+                cmd: cmd.into(),
+                callback: tauri::ipc::CallbackFn(0),
+                error: tauri::ipc::CallbackFn(1),
+                url: "tauri://localhost".parse().unwrap(),
+                body: args.into(),
+                headers: Default::default(),
+                invoke_key: INVOKE_KEY.to_string(),
+            },
+        )
+        .map(|b| b.deserialize::<serde_json::Value>().unwrap())
+    }
+
+    /// The commands as the UI calls them: names, argument names, answers and error codes.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn the_ui_starts_lists_opens_and_cancels_missions_over_ipc() {
+        let dir = tempfile::tempdir().unwrap();
+        let state = AppState::start(dir.path().to_path_buf()).await.unwrap();
+        let app = crate::setup(mock_builder())
+            .build(mock_context(noop_assets()))
+            .unwrap();
+        app.manage(state);
+        app.manage(Watchers::new());
+        let main = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())
+            .build()
+            .unwrap();
+        let spec = serde_json::json!({
+            "objective": "Does urban heat raise hospital admissions?",
+            "budgetCents": 1250,
+            "missionType": "research",
+            "budgetType": "fixed",
+        });
+
+        let preview = invoke(&main, "mission_preview", serde_json::json!({"spec": spec})).unwrap();
+        assert!(
+            preview
+                .as_str()
+                .unwrap()
+                .contains("MISSION BUDGET (hard maximum): $12.50 USD"),
+            "{preview}"
+        );
+        let bad = invoke(
+            &main,
+            "mission_preview",
+            serde_json::json!({"spec": {"objective": " ", "budgetCents": 0, "missionType": "research", "budgetType": "fixed"}}),
+        )
+        .unwrap_err();
+        assert_eq!(bad["code"], "invalid_input");
+
+        let record = invoke(&main, "start_mission", serde_json::json!({"spec": spec})).unwrap();
+        let id = record["sessionId"].as_str().unwrap().to_owned();
+        assert_eq!(record["status"], "running");
+        assert_eq!(record["budgetCents"], 1250);
+        assert!(
+            record.get("continuationToken").is_none(),
+            "the token stays out of the web view"
+        );
+        assert!(
+            app.get_webview_window(&missions::window_label(&id))
+                .is_some(),
+            "the mission opens in its own window"
+        );
+        assert!(app.state::<Watchers>().is_running(&id));
+
+        let list = invoke(&main, "list_missions", serde_json::json!({})).unwrap();
+        assert_eq!(list[0]["sessionId"], id.as_str());
+        invoke(&main, "open_mission", serde_json::json!({"sessionId": id})).unwrap();
+        let missing = invoke(
+            &main,
+            "open_mission",
+            serde_json::json!({"sessionId": "ses_nope"}),
+        )
+        .unwrap_err();
+        assert_eq!(missing["code"], "not_found");
+
+        let ack = invoke(
+            &main,
+            "cancel_mission",
+            serde_json::json!({"sessionId": id}),
+        )
+        .unwrap();
+        assert_eq!(ack["status"], "accepted");
+        let watchers = app.state::<Watchers>();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while watchers.is_running(&id) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the cancel never arrived"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        let again = invoke(
+            &main,
+            "cancel_mission",
+            serde_json::json!({"sessionId": id}),
+        )
+        .unwrap_err();
+        assert_eq!(again["code"], "conflict", "nothing left to cancel");
+
+        let state = app.state::<AppState>();
+        let (m, md) = transcript_bytes(&state, &id, ExportFormat::Markdown)
+            .await
+            .unwrap();
+        assert_eq!(m.status, MissionStatus::Cancelled);
+        let md = String::from_utf8(md).unwrap();
+        assert!(md.contains(". turn.cancelled (id "), "{md}");
+        let (_, json) = transcript_bytes(&state, &id, ExportFormat::Json)
+            .await
+            .unwrap();
+        let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+        assert_eq!(json["mission"]["status"], "cancelled");
+        let last = json["events"].as_array().unwrap().last().unwrap().clone();
+        assert_eq!(last["event"], "session.waiting");
+    }
 
     fn record(objective: &str) -> MissionRecord {
         MissionRecord {
