@@ -44,7 +44,7 @@ lint: ui-deps
 # second, memory after 50 000 events; tests/e2e/bench.rs).
 bench: build
 	cargo bench --workspace --bench sse --bench cite_body -- --noplot
-	scripts/with-keyring.sh cargo test $(CARGO_SCOPE) --test e2e -- --ignored --nocapture --test-threads=1 bench_
+	scripts/with-keyring.sh cargo test $(CARGO_SCOPE) --test e2e -- --ignored --nocapture bench_
 
 # Rewrites ui/src/lib/bindings.ts from the Rust types.
 bindings:
