@@ -39,9 +39,12 @@ lint: ui-deps
 	cargo clippy $(CARGO_SCOPE) -- -D warnings
 	cd ui && npm run --silent check
 
-# Speed and memory figures (criterion); not part of `make test`.
-bench:
+# Speed and memory figures; not part of `make test`. Criterion for the SSE decoder and
+# the cite body; then the mission timeline in the real window (latency at 200 events a
+# second, memory after 50 000 events; tests/e2e/bench.rs).
+bench: build
 	cargo bench --workspace --bench sse --bench cite_body -- --noplot
+	scripts/with-keyring.sh cargo test $(CARGO_SCOPE) --test e2e -- --ignored --nocapture bench_
 
 # Rewrites ui/src/lib/bindings.ts from the Rust types.
 bindings:

@@ -15,6 +15,14 @@ const COMMANDS: &[&str] = &[
     "save_cited",
     "save_all_cited",
     "show_in_folder",
+    "mission_preview",
+    "start_mission",
+    "list_missions",
+    "open_mission",
+    "watch_mission",
+    "cancel_mission",
+    "export_mission",
+    "open_link",
 ];
 
 fn main() {

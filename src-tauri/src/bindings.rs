@@ -37,6 +37,16 @@ pub fn typescript() -> String {
         crate::commands::cite::CiteProgress,
         crate::commands::cite::CiteOutcome,
         crate::commands::cite::SavedFile,
+        casebook_core::missions::MissionSpec,
+        casebook_core::missions::CancelAck,
+        casebook_core::missions::EventKind,
+        casebook_core::missions::MissionEvent,
+        casebook_core::store::MissionStatus,
+        casebook_core::store::MissionRecord,
+        casebook_core::store::StoredEvent,
+        crate::missions::MissionUpdate,
+        crate::missions::MissionStatusChanged,
+        crate::commands::missions::ExportFormat,
     ];
     let mut out = String::from(
         "// Generated from the Rust types by `make bindings` (src-tauri/src/bindings.rs). Do not edit.\n\n",

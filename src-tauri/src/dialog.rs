@@ -52,6 +52,15 @@ pub async fn save_file(
     suggested: &Path,
     filter: (&'static str, &'static str),
 ) -> Result<Option<PathBuf>, Error> {
+    save_file_titled("Save the cited copy", suggested, filter).await
+}
+
+/// [`save_file`] with the dialog's title.
+pub async fn save_file_titled(
+    title: &'static str,
+    suggested: &std::path::Path,
+    filter: (&'static str, &'static str),
+) -> Result<Option<PathBuf>, Error> {
     if let Some(paths) = hooked_paths() {
         return Ok(paths.into_iter().next());
     }
@@ -62,7 +71,7 @@ pub async fn save_file(
         .unwrap_or_default();
     off_main_thread(move || {
         let mut dialog = rfd::FileDialog::new()
-            .set_title("Save the cited copy")
+            .set_title(title)
             .set_file_name(name)
             .add_filter(filter.0, &[filter.1]);
         if let Some(dir) = dir {

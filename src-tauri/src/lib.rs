@@ -6,6 +6,8 @@
 pub mod bindings;
 pub mod commands;
 mod dialog;
+pub mod missions;
+mod notify;
 pub mod settings;
 pub mod state;
 
@@ -16,22 +18,38 @@ use tauri::Manager;
 /// wiring on `tauri::test::MockRuntime` without a display. The caller manages an
 /// [`AppState`].
 pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
-    builder.invoke_handler(tauri::generate_handler![
-        commands::app::app_info,
-        commands::app::update_settings,
-        commands::app::health,
-        commands::documents::inspect_documents,
-        commands::documents::pick_documents,
-        commands::keys::key_status,
-        commands::keys::set_key,
-        commands::keys::delete_key,
-        commands::cite::preview,
-        commands::cite::cite,
-        commands::cite::cancel_cite,
-        commands::cite::save_cited,
-        commands::cite::save_all_cited,
-        commands::cite::show_in_folder,
-    ])
+    builder
+        .invoke_handler(tauri::generate_handler![
+            commands::app::app_info,
+            commands::app::update_settings,
+            commands::app::health,
+            commands::documents::inspect_documents,
+            commands::documents::pick_documents,
+            commands::keys::key_status,
+            commands::keys::set_key,
+            commands::keys::delete_key,
+            commands::cite::preview,
+            commands::cite::cite,
+            commands::cite::cancel_cite,
+            commands::cite::save_cited,
+            commands::cite::save_all_cited,
+            commands::cite::show_in_folder,
+            commands::missions::mission_preview,
+            commands::missions::start_mission,
+            commands::missions::list_missions,
+            commands::missions::open_mission,
+            commands::missions::watch_mission,
+            commands::missions::cancel_mission,
+            commands::missions::export_mission,
+            commands::missions::open_link,
+        ])
+        .on_window_event(|window, event| {
+            if let tauri::WindowEvent::Destroyed = event
+                && let Some(watchers) = window.try_state::<missions::Watchers>()
+            {
+                watchers.unsubscribe(window.label());
+            }
+        })
 }
 
 pub fn run() {
@@ -51,6 +69,8 @@ pub fn run() {
             tracing::info!(base_url = %info.base_url, mode = ?info.mode, "Casebook is ready");
             app.manage(state);
             app.manage(commands::cite::Jobs::new());
+            app.manage(missions::Watchers::new());
+            missions::resume_all(app.handle());
             Ok(())
         })
         .run(tauri::generate_context!())

@@ -59,5 +59,10 @@ impl Drop for Xvfb {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // A killed Xvfb leaves its lock and socket behind, and those displays would
+        // stay taken for every later run.
+        let n = self.display.trim_start_matches(':');
+        let _ = std::fs::remove_file(format!("/tmp/.X{n}-lock"));
+        let _ = std::fs::remove_file(format!("/tmp/.X11-unix/X{n}"));
     }
 }

@@ -16,5 +16,6 @@ pub mod sse;
 pub mod store;
 pub mod stream;
 pub mod summary;
+pub mod transcript;
 
 pub use error::{Error, ErrorCode, Result};

@@ -337,13 +337,24 @@ impl InvestigationClient {
 
     /// `POST /eve/v1/session`.
     pub async fn create_session(&self, spec: &MissionSpec) -> Result<Session> {
+        self.create_session_with(spec, serde_json::Map::new()).await
+    }
+
+    /// `POST /eve/v1/session` with fields besides `message` (the sandbox's `paceMs`
+    /// and `events` extensions). `message` always comes from `spec`.
+    pub async fn create_session_with(
+        &self,
+        spec: &MissionSpec,
+        mut extra: serde_json::Map<String, serde_json::Value>,
+    ) -> Result<Session> {
         let message = spec.message()?;
+        extra.insert("message".into(), message.into());
         let answer = self
             .api
             .post_json(
                 "/eve/v1/session",
                 "Start mission",
-                serde_json::json!({ "message": message }),
+                serde_json::Value::Object(extra),
             )
             .await?;
         let serde_json::Value::Object(mut obj) = answer else {

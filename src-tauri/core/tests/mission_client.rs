@@ -330,3 +330,22 @@ async fn ndjson_and_a_post_only_stream_are_followed_too() {
     );
     assert_eq!(events[1].data["x"], 1);
 }
+
+#[tokio::test]
+async fn extra_create_fields_reach_the_service_and_message_stays_from_the_spec() {
+    let (_s, c) = setup().await;
+    let mut extra = serde_json::Map::new();
+    extra.insert("events".into(), 12.into());
+    // A stray "message" in the extras must not replace the spec's message.
+    extra.insert("message".into(), "not a mission".into());
+    let session = c
+        .create_session_with(&MissionSpec::new("Short mission", 500), extra)
+        .await
+        .unwrap();
+    let (events, _) = collect(&c, &session.session_id, fast()).await;
+    assert!(
+        (10..=14).contains(&events.len()),
+        "about 12 events, got {}",
+        events.len()
+    );
+}

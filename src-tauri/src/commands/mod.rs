@@ -4,3 +4,4 @@ pub mod app;
 pub mod cite;
 pub mod documents;
 pub mod keys;
+pub mod missions;

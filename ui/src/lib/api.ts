@@ -3,14 +3,19 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type {
   AppInfo,
+  CancelAck,
   CiteOptions,
   CiteOutcome,
   CiteProgress,
   CiteSource,
   DocumentInfo,
   Error as AppError,
+  ExportFormat,
   Health,
   KeyStatus,
+  MissionRecord,
+  MissionSpec,
+  MissionUpdate,
   Parsed,
   SavedFile,
   Service,
@@ -53,4 +58,14 @@ export const api = {
   saveCited: (jobId: string) => invoke<SavedFile | null>("save_cited", { jobId }),
   saveAllCited: (jobIds: string[]) => invoke<SavedFile[]>("save_all_cited", { jobIds }),
   showInFolder: (path: string) => invoke<void>("show_in_folder", { path }),
+  missionPreview: (spec: MissionSpec) => invoke<string>("mission_preview", { spec }),
+  startMission: (spec: MissionSpec) => invoke<MissionRecord>("start_mission", { spec }),
+  listMissions: () => invoke<MissionRecord[]>("list_missions"),
+  openMission: (sessionId: string) => invoke<void>("open_mission", { sessionId }),
+  watchMission: (sessionId: string, onEvent: Channel<MissionUpdate>) =>
+    invoke<void>("watch_mission", { sessionId, onEvent }),
+  cancelMission: (sessionId: string) => invoke<CancelAck>("cancel_mission", { sessionId }),
+  exportMission: (sessionId: string, format: ExportFormat) =>
+    invoke<string | null>("export_mission", { sessionId, format }),
+  openLink: (url: string) => invoke<void>("open_link", { url }),
 };

@@ -85,3 +85,27 @@ export type CiteProgress = { "type": "waiting" } | { "type": "sending", bytes: n
 export type CiteOutcome = { jobId: string, kind: OutputKind, size: number, summary: CiteSummary, };
 
 export type SavedFile = { jobId: string, path: string, };
+
+export type MissionSpec = { missionType: string, budgetType: string, budgetCents: number, objective: string, };
+
+export type CancelAck = { ok: boolean, sessionId: string, status: string, };
+
+export type EventKind = "turn_started" | "plan" | "search_query" | "source_found" | "evidence" | "finding_verified" | "spend_updated" | "report_final" | "turn_completed" | "turn_cancelled" | "session_waiting" | "session_completed" | "unknown";
+
+export type MissionEvent = { id: string | null, event: string, kind: EventKind, data: unknown, };
+
+export type MissionStatus = "running" | "waiting" | "complete" | "cancelled" | "reconnecting" | "error";
+
+export type MissionRecord = { sessionId: string, objective: string, missionType: string, budgetType: string, budgetCents: number, baseUrl: string, status: MissionStatus, 
+/**
+ * Unix milliseconds.
+ */
+createdAt: number, updatedAt: number, lastEventId: string | null, eventCount: number, };
+
+export type StoredEvent = { seq: number, event: MissionEvent, receivedAt: number, };
+
+export type MissionUpdate = { "type": "mission", mission: MissionRecord, } | { "type": "events", events: Array<StoredEvent>, replay: boolean, } | { "type": "status", status: MissionStatus, detail: string | null, };
+
+export type MissionStatusChanged = { sessionId: string, status: MissionStatus, };
+
+export type ExportFormat = "markdown" | "json";

@@ -1,0 +1,441 @@
+//! Missions in the real windows against the app's sandbox: the composer, the mission's
+//! own window streaming live, cancel, a cut stream, a restart, and export.
+
+use casebook_e2e::{App, AppOptions, exclusive};
+use fantoccini::Locator;
+use fantoccini::wd::WindowHandle;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+const OBJECTIVE: &str = "How does urban heat exposure affect hospital admissions?";
+
+/// Polls `f` every 100 ms until it is true, or panics with `what` after `secs`.
+async fn until_for<F, Fut>(secs: u64, what: &str, mut f: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if f().await {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn attr(app: &App, css: &str, name: &str) -> Option<String> {
+    match app.client.find(Locator::Css(css)).await {
+        Ok(el) => el.attr(name).await.ok().flatten(),
+        Err(_) => None,
+    }
+}
+
+async fn status(app: &App) -> String {
+    attr(app, "[data-testid=mission-status]", "data-status")
+        .await
+        .unwrap_or_default()
+}
+
+/// Every event id the mission window holds, in order (its test hook).
+async fn held_ids(app: &App) -> Vec<String> {
+    let v = app
+        .client
+        .execute(
+            "return window.__casebookMission ? window.__casebookMission.ids() : [];",
+            vec![],
+        )
+        .await
+        .expect("reading the mission window's ids");
+    serde_json::from_value(v).unwrap_or_default()
+}
+
+/// The `data-id`s of the cards in the DOM now.
+async fn card_ids(app: &App) -> Vec<String> {
+    let mut out = Vec::new();
+    for card in app.all_css("[data-testid=event-card]").await {
+        if let Ok(Some(id)) = card.attr("data-id").await {
+            out.push(id);
+        }
+    }
+    out
+}
+
+fn assert_no_repeats(ids: &[String]) {
+    let mut seen = std::collections::HashSet::new();
+    for id in ids {
+        assert!(seen.insert(id), "event {id} is shown twice: {ids:?}");
+    }
+}
+
+/// Fills the composer and starts the mission; returns the main window's handle and
+/// the preview as it was when Start was clicked.
+async fn start_mission(app: &App, budget: &str) -> (WindowHandle, String) {
+    app.click("nav-missions").await;
+    let objective = app.testid("mission-objective").await;
+    objective.send_keys(OBJECTIVE).await.unwrap();
+    let field = app.testid("mission-budget").await;
+    field.clear().await.unwrap();
+    field.send_keys(budget).await.unwrap();
+    let want = format!("MISSION BUDGET (hard maximum): ${budget} USD");
+    app.until("the preview shows the budget", || async {
+        app.testid("mission-preview")
+            .await
+            .text()
+            .await
+            .unwrap_or_default()
+            .contains(&want)
+    })
+    .await;
+    let preview = app.testid("mission-preview").await.text().await.unwrap();
+    app.screenshot("missions-composer").await;
+    let main = app.client.window().await.unwrap();
+    app.click("mission-start").await;
+    (main, preview)
+}
+
+/// Waits for the mission's own window and switches WebDriver to it.
+async fn switch_to_mission_window(app: &App, main: &WindowHandle) -> WindowHandle {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let other = loop {
+        let handles = app.client.windows().await.unwrap_or_default();
+        if let Some(h) = handles.into_iter().find(|h| h != main) {
+            break h;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "timed out waiting for the mission window to open"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let handle = other;
+    app.client.switch_to_window(handle.clone()).await.unwrap();
+    app.testid("mission-status").await;
+    handle
+}
+
+fn opener_script(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let log = dir.join("opened.txt");
+    let script = dir.join("opener.sh");
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\nprintf '%s\\n' \"$1\" >> '{}'\n", log.display()),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    (script, log)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mission_streams_in_its_window_cancels_and_exports() {
+    let _one = exclusive().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let (opener, opened) = opener_script(tmp.path());
+    let export = tmp.path().join("transcript.out");
+    let notes = tmp.path().join("notifications.jsonl");
+    let app = App::launch(AppOptions {
+        dialog_path: Some(export.display().to_string()),
+        env: vec![
+            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "300".into()),
+            ("CASEBOOK_OPENER".into(), opener.display().to_string()),
+            ("CASEBOOK_NOTIFY_LOG".into(), notes.display().to_string()),
+        ],
+        ..Default::default()
+    })
+    .await;
+
+    // The composer checks the budget as it is typed and previews the exact message.
+    app.click("nav-missions").await;
+    app.testid("missions-empty").await;
+    let budget = app.testid("mission-budget").await;
+    budget.clear().await.unwrap();
+    budget.send_keys("1.234").await.unwrap();
+    app.testid("mission-objective").await.click().await.unwrap();
+    let help = app.testid("budget-help").await;
+    assert!(
+        help.text().await.unwrap().contains("two decimals"),
+        "inline budget check"
+    );
+    assert_eq!(
+        budget.attr("aria-invalid").await.unwrap().as_deref(),
+        Some("true")
+    );
+    assert!(
+        !app.testid("mission-start")
+            .await
+            .is_enabled()
+            .await
+            .unwrap(),
+        "no start with a bad budget"
+    );
+    let (main, preview) = start_mission(&app, "12.50").await;
+    assert!(
+        preview.starts_with("MISSION TYPE: research\nMISSION BUDGET TYPE: fixed\nMISSION BUDGET (hard maximum): $12.50 USD\nMISSION OBJECTIVE:"),
+        "{preview}"
+    );
+    assert!(preview.ends_with(OBJECTIVE), "{preview}");
+
+    // Its own window opens and streams.
+    switch_to_mission_window(&app, &main).await;
+    let title = app.client.title().await.unwrap();
+    assert!(title.starts_with("Mission: How does urban heat"), "{title}");
+    until_for(20, "a few events", || async {
+        app.all_css("[data-testid=event-card]").await.len() >= 4
+    })
+    .await;
+    assert_eq!(status(&app).await, "running");
+    let first = app.testid("event-card").await;
+    assert_eq!(
+        first.attr("data-event").await.unwrap().as_deref(),
+        Some("turn.started")
+    );
+    assert!(
+        app.testid("mission-spend")
+            .await
+            .text()
+            .await
+            .unwrap()
+            .contains("$12.50")
+    );
+
+    // A source's link opens in the system browser, and the window stays where it is.
+    let link = app.testid("source-link").await;
+    let href = link.attr("href").await.unwrap().unwrap();
+    let before = app.client.current_url().await.unwrap();
+    app.client
+        .execute(
+            "document.querySelector('[data-testid=source-link]').click();",
+            vec![],
+        )
+        .await
+        .unwrap();
+    until_for(10, "the link handed to the system opener", || async {
+        std::fs::read_to_string(&opened).is_ok_and(|s| s.lines().any(|l| l == href))
+    })
+    .await;
+    assert_eq!(app.client.current_url().await.unwrap(), before);
+    app.screenshot("mission-live").await;
+
+    // Cancel: "Cancelling…" until turn.cancelled then session.waiting arrive.
+    app.click("mission-cancel").await;
+    let chip = app.testid("mission-status").await;
+    let text = chip.text().await.unwrap();
+    assert!(
+        text == "Cancelling…" || status(&app).await == "cancelled",
+        "{text}"
+    );
+    until_for(20, "the cancelled status", || async {
+        status(&app).await == "cancelled"
+    })
+    .await;
+    let ids = held_ids(&app).await;
+    assert_no_repeats(&ids);
+    until_for(5, "the last card to be session.waiting", || async {
+        let cards = app.all_css("[data-testid=event-card]").await;
+        match cards.last() {
+            Some(c) => {
+                c.attr("data-event").await.ok().flatten().as_deref() == Some("session.waiting")
+            }
+            None => false,
+        }
+    })
+    .await;
+    let cards = app.all_css("[data-testid=event-card]").await;
+    let mut names = Vec::new();
+    for c in &cards {
+        names.push(c.attr("data-event").await.unwrap().unwrap_or_default());
+    }
+    assert_eq!(
+        names[names.len() - 2..],
+        ["turn.cancelled".to_owned(), "session.waiting".to_owned()],
+        "{names:?}"
+    );
+    assert_eq!(chip.text().await.unwrap(), "Cancelled");
+    assert!(
+        !app.testid("mission-cancel")
+            .await
+            .is_enabled()
+            .await
+            .unwrap()
+    );
+    app.screenshot("mission-cancelled").await;
+
+    // Export through the (hooked) save dialog.
+    app.click("export-markdown").await;
+    until_for(10, "the Markdown export", || async {
+        std::fs::read_to_string(&export).is_ok_and(|s| s.starts_with("# Mission: "))
+    })
+    .await;
+    let md = std::fs::read_to_string(&export).unwrap();
+    assert!(md.contains("- Status: cancelled"), "{md}");
+    assert!(md.contains("budget (hard maximum): $12.50 USD"), "{md}");
+    assert!(md.contains(". turn.cancelled (id "), "{md}");
+    assert!(md.contains(&href), "the source's link is in the transcript");
+    app.testid("export-result").await;
+    app.click("export-json").await;
+    until_for(10, "the JSON export", || async {
+        std::fs::read_to_string(&export).is_ok_and(|s| s.starts_with('{'))
+    })
+    .await;
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&export).unwrap()).unwrap();
+    assert_eq!(json["mission"]["status"], "cancelled");
+    assert_eq!(json["mission"]["budgetCents"], 1250);
+    let exported: Vec<String> = json["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(exported, ids, "the JSON has every event the window shows");
+
+    // The history in the main window follows the status.
+    app.client.switch_to_window(main).await.unwrap();
+    let row = app
+        .wait_css("[data-testid=mission-row][data-status=cancelled]")
+        .await;
+    let text = row.prop("textContent").await.unwrap().unwrap_or_default();
+    assert!(text.contains("How does urban heat"), "{text}");
+    app.screenshot("missions-history").await;
+    app.close().await;
+}
+
+async fn sandbox_faults(base: &str, body: serde_json::Value) {
+    let resp = reqwest::Client::new()
+        .post(format!("{base}/_sandbox/faults"))
+        .bearer_auth("cbx_sandbox_demo_key")
+        .json(&body)
+        .send()
+        .await
+        .expect("the app's sandbox answers");
+    assert!(resp.status().is_success(), "{}", resp.status());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cut_stream_reconnects_and_a_restart_resumes() {
+    let _one = exclusive().await;
+    let data = tempfile::tempdir().unwrap();
+    let notes = data.path().join("notifications.jsonl");
+    let options = || AppOptions {
+        data_dir: Some(data.path().to_path_buf()),
+        env: vec![
+            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "120".into()),
+            ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), "150".into()),
+            ("CASEBOOK_NOTIFY_LOG".into(), notes.display().to_string()),
+            ("CASEBOOK_LOG".into(), "info,casebook_app=debug".into()),
+        ],
+        ..Default::default()
+    };
+    let app = App::launch(options()).await;
+    app.click("nav-settings").await;
+    let base = app
+        .testid("settings-active-url")
+        .await
+        .text()
+        .await
+        .unwrap();
+    sandbox_faults(&base, serde_json::json!({"dropStreamAfter": 5})).await;
+
+    let (main, _) = start_mission(&app, "20.00").await;
+    switch_to_mission_window(&app, &main).await;
+    until_for(20, "the reconnecting status after a cut", || async {
+        status(&app).await == "reconnecting"
+    })
+    .await;
+    app.testid("mission-status-detail").await;
+    sandbox_faults(&base, serde_json::json!({"clear": true})).await;
+    until_for(20, "running again", || async {
+        status(&app).await == "running"
+    })
+    .await;
+    until_for(20, "more events", || async {
+        held_ids(&app).await.len() >= 20
+    })
+    .await;
+    let ids = held_ids(&app).await;
+    assert_no_repeats(&ids);
+    assert_no_repeats(&card_ids(&app).await);
+    let expected: Vec<String> = (1..=ids.len()).map(|n| n.to_string()).collect();
+    assert_eq!(ids, expected, "nothing lost across the cuts");
+
+    // Quit mid-mission, start again on the same data: the mission is in the list and
+    // resumes; its window shows the past events, then the live ones.
+    app.close().await;
+    let app = App::launch(options()).await;
+    app.click("nav-missions").await;
+    let row = app.testid("mission-row").await;
+    let id = row.attr("data-session-id").await.unwrap().unwrap();
+    assert!(id.starts_with("ses_"), "{id}");
+    let main = app.client.window().await.unwrap();
+    row.click().await.unwrap();
+    switch_to_mission_window(&app, &main).await;
+    until_for(10, "the past events", || async {
+        held_ids(&app).await.len() >= ids.len()
+    })
+    .await;
+    let before = held_ids(&app).await.len();
+    until_for(20, "live events after the past ones", || async {
+        held_ids(&app).await.len() > before + 3
+    })
+    .await;
+    let so_far = held_ids(&app).await;
+    let expected: Vec<String> = (1..=so_far.len()).map(|n| n.to_string()).collect();
+    assert_eq!(
+        so_far, expected,
+        "past then live events, each once, in order"
+    );
+    assert_no_repeats(&card_ids(&app).await);
+
+    // With its window in the background, the mission goes on; it completes, says so
+    // in a notification, and the history follows.
+    let ids = std::process::Command::new("xdotool")
+        .args([
+            "search",
+            "--onlyvisible",
+            "--name",
+            "^Casebook$",
+            "windowfocus",
+            "--sync",
+        ])
+        .env("DISPLAY", app.xvfb.display())
+        .status()
+        .expect("xdotool");
+    assert!(ids.success(), "focusing the main window");
+    app.client.switch_to_window(main.clone()).await.unwrap();
+    until_for(60, "the mission to complete", || async {
+        attr(&app, "[data-testid=mission-row]", "data-status")
+            .await
+            .as_deref()
+            == Some("complete")
+    })
+    .await;
+    until_for(10, "the completion notification", || async {
+        std::fs::read_to_string(&notes).is_ok_and(|s| s.contains("Mission is complete"))
+    })
+    .await;
+
+    // Asked for again, the window comes forward with every event and the end.
+    app.click("mission-row").await;
+    switch_to_mission_window(&app, &main).await;
+    until_for(10, "the complete mission", || async {
+        status(&app).await == "complete"
+    })
+    .await;
+    let all = held_ids(&app).await;
+    let expected: Vec<String> = (1..=all.len()).map(|n| n.to_string()).collect();
+    assert_eq!(all, expected, "every event once, in order");
+    assert!(all.len() >= 140, "{} events", all.len());
+    let cards = card_ids(&app).await;
+    assert_no_repeats(&cards);
+    let names = app
+        .all_css("[data-testid=event-card][data-event='session.completed']")
+        .await;
+    assert_eq!(names.len(), 1, "the timeline opens at its end");
+    app.screenshot("mission-complete").await;
+    app.close().await;
+}

@@ -1,0 +1,138 @@
+import { describe, expect, it } from "vitest";
+import type { StoredEvent } from "./bindings";
+import {
+  cardFor,
+  cardLabel,
+  estimateHeight,
+  formatCents,
+  formatDollars,
+  formatElapsed,
+  matches,
+  missionRoute,
+  parseUsd,
+  sentAtOf,
+  spendOf,
+} from "./mission";
+
+function ev(event: string, data: unknown, seq = 1): StoredEvent {
+  return { seq, event: { id: String(seq), event, kind: "unknown", data }, receivedAt: 0 };
+}
+
+describe("parseUsd", () => {
+  it("reads dollars as cents, as Rust does", () => {
+    expect(parseUsd("25")).toEqual({ cents: 2500 });
+    expect(parseUsd("25.5")).toEqual({ cents: 2550 });
+    expect(parseUsd(" $25.50 ")).toEqual({ cents: 2550 });
+    expect(parseUsd(".5")).toEqual({ cents: 50 });
+    expect(parseUsd("0.01")).toEqual({ cents: 1 });
+  });
+  it("says what is wrong", () => {
+    for (const bad of ["", "$", "abc", "-5", "1,000", "1.2.3"]) {
+      expect(parseUsd(bad), bad).toHaveProperty("problem", expect.stringMatching(/US dollars/));
+    }
+    expect(parseUsd("1.234")).toHaveProperty("problem", expect.stringMatching(/two decimals/));
+    expect(parseUsd("0.00")).toHaveProperty("problem", expect.stringMatching(/more than \$0.00/));
+  });
+});
+
+describe("formatting", () => {
+  it("formats money and time", () => {
+    expect(formatCents(2550)).toBe("$25.50");
+    expect(formatCents(7)).toBe("$0.07");
+    expect(formatDollars(1.5)).toBe("$1.50");
+    expect(formatDollars(0.105)).toBe("$0.11");
+    expect(formatElapsed(12_400)).toBe("12 s");
+    expect(formatElapsed(75_000)).toBe("1 min 15 s");
+    expect(formatElapsed(3_720_000)).toBe("1 h 02 min");
+    expect(formatElapsed(-5)).toBe("0 s");
+  });
+  it("routes mission windows by the hash", () => {
+    expect(missionRoute("#/mission/ses_0a1b")).toBe("ses_0a1b");
+    expect(missionRoute("#/mission/a%2Fb")).toBe("a/b");
+    expect(missionRoute("")).toBeNull();
+    expect(missionRoute("#/mission/")).toBeNull();
+    expect(missionRoute("#/mission/%E0%A4%A")).toBeNull();
+  });
+});
+
+describe("cardFor", () => {
+  it("renders each known kind for what it is", () => {
+    expect(cardFor(ev("plan", { steps: ["a", "b"] }))).toEqual({ type: "plan", steps: ["a", "b"] });
+    expect(cardFor(ev("search.query", { query: "heat", engine: "scholar" }))).toEqual({
+      type: "search",
+      query: "heat",
+      engine: "scholar",
+    });
+    expect(
+      cardFor(ev("source.found", { title: "T", url: "https://doi.org/x", publisher: "P", year: 2021 })),
+    ).toEqual({ type: "source", title: "T", url: "https://doi.org/x", publisher: "P", year: "2021" });
+    expect(cardFor(ev("evidence", { quote: "q", supports: "c", sourceUrl: "https://x" }))).toEqual({
+      type: "evidence",
+      quote: "q",
+      supports: "c",
+      url: "https://x",
+    });
+    expect(cardFor(ev("finding.verified", { claim: "c", confidence: 0.826, sources: ["u"] }))).toEqual({
+      type: "finding",
+      claim: "c",
+      confidence: "83%",
+      sources: ["u"],
+    });
+    expect(cardFor(ev("spend.updated", { spentUsd: 1.5, budgetUsd: 25 }))).toEqual({
+      type: "spend",
+      text: "$1.50 of $25.00",
+    });
+    expect(cardFor(ev("report.final", { title: "R", summary: "S", findings: ["f"] }))).toEqual({
+      type: "report",
+      title: "R",
+      summary: "S",
+      findings: ["f"],
+    });
+    expect(cardFor(ev("turn.cancelled", { reason: "user" }))).toEqual({
+      type: "note",
+      text: "The turn was cancelled (user).",
+    });
+    expect(cardFor(ev("session.waiting", { reason: "awaiting_input" }))).toEqual({
+      type: "note",
+      text: "Waiting for your input.",
+    });
+  });
+
+  it("shows unknown kinds and odd shapes as pretty JSON, never drops them", () => {
+    expect(cardFor(ev("weather.report", { sky: "grey" }))).toEqual({ type: "raw", json: '{\n  "sky": "grey"\n}' });
+    expect(cardFor(ev("plan", { steps: "not a list" })).type).toBe("raw");
+    expect(cardFor(ev("plan", "plain text"))).toEqual({ type: "raw", json: '"plain text"' });
+    expect(cardFor(ev("search.query", null)).type).toBe("raw");
+    expect(cardLabel("weather.report")).toBe("weather.report");
+    expect(cardLabel("finding.verified")).toBe("Finding verified");
+  });
+
+  it("estimates taller cards for longer content", () => {
+    const short = estimateHeight(cardFor(ev("plan", { steps: ["a"] })));
+    const long = estimateHeight(cardFor(ev("plan", { steps: ["a", "b", "c", "d"] })));
+    expect(long).toBeGreaterThan(short);
+    const raw = estimateHeight({ type: "raw", json: "x\n".repeat(1000) });
+    expect(raw).toBeLessThanOrEqual(58 + 240);
+  });
+});
+
+describe("filter", () => {
+  const a = ev("search.query", { query: "Urban HEAT" }, 1);
+  const b = ev("plan", { steps: ["read"] }, 2);
+  it("filters by kind and by words anywhere, ignoring case", () => {
+    expect(matches(a, "", "")).toBe(true);
+    expect(matches(a, "plan", "")).toBe(false);
+    expect(matches(b, "plan", "")).toBe(true);
+    expect(matches(a, "", "urban heat")).toBe(true);
+    expect(matches(a, "", "  heat ")).toBe(true);
+    expect(matches(b, "", "heat")).toBe(false);
+    expect(matches(b, "", "plan")).toBe(true);
+    expect(matches(a, "search.query", "nope")).toBe(false);
+  });
+  it("reads spend and sentAt stamps", () => {
+    expect(spendOf(ev("spend.updated", { spentUsd: 2, budgetUsd: 5 }))).toEqual({ spent: 2, budget: 5 });
+    expect(spendOf(a)).toBeNull();
+    expect(sentAtOf(ev("plan", { sentAt: 123 }))).toBe(123);
+    expect(sentAtOf(ev("plan", "x"))).toBeNull();
+  });
+});

@@ -1,0 +1,82 @@
+import { describe, expect, it } from "vitest";
+import { VirtualIndex, atBottom } from "./virtual";
+
+function filled(heights: number[]): VirtualIndex {
+  const v = new VirtualIndex();
+  for (const h of heights) v.push(h);
+  return v;
+}
+
+describe("VirtualIndex", () => {
+  it("keeps running offsets and the total", () => {
+    const v = filled([10, 20, 30]);
+    expect(v.length).toBe(3);
+    expect([0, 1, 2, 3].map((i) => v.offsetOf(i))).toEqual([0, 10, 30, 60]);
+    expect(v.total()).toBe(60);
+  });
+
+  it("finds the item at a height, clamped to the list", () => {
+    const v = filled([10, 20, 30]);
+    expect(v.indexAt(-5)).toBe(0);
+    expect(v.indexAt(0)).toBe(0);
+    expect(v.indexAt(9.9)).toBe(0);
+    expect(v.indexAt(10)).toBe(1);
+    expect(v.indexAt(59)).toBe(2);
+    expect(v.indexAt(1000)).toBe(2);
+    expect(new VirtualIndex().indexAt(10)).toBe(0);
+  });
+
+  it("moves later offsets when a measured height changes", () => {
+    const v = filled([10, 10, 10, 10]);
+    expect(v.total()).toBe(40);
+    expect(v.set(1, 25)).toBe(true);
+    expect(v.set(1, 25)).toBe(false);
+    expect(v.set(9, 25)).toBe(false);
+    expect(v.offsetOf(1)).toBe(10);
+    expect(v.offsetOf(2)).toBe(35);
+    expect(v.total()).toBe(55);
+  });
+
+  it("shows only the items in the viewport, plus overscan", () => {
+    const v = filled(Array.from({ length: 100 }, () => 50));
+    expect(v.range(0, 200, 0)).toEqual({ start: 0, end: 5 });
+    expect(v.range(1000, 200, 0)).toEqual({ start: 20, end: 25 });
+    expect(v.range(1000, 200, 3)).toEqual({ start: 17, end: 28 });
+    expect(v.range(4900, 200, 3)).toEqual({ start: 95, end: 100 });
+    expect(new VirtualIndex().range(0, 500)).toEqual({ start: 0, end: 0 });
+  });
+
+  it("grows past its first capacity and clears", () => {
+    const v = new VirtualIndex();
+    for (let i = 0; i < 1000; i++) {
+      v.push(1);
+      if (i === 300) expect(v.total()).toBe(301);
+    }
+    expect(v.total()).toBe(1000);
+    expect(v.offsetOf(999)).toBe(999);
+    v.clear();
+    expect(v.length).toBe(0);
+    expect(v.total()).toBe(0);
+  });
+
+  it("stays fast at 50 000 items", () => {
+    const v = new VirtualIndex();
+    for (let i = 0; i < 50_000; i++) v.push(60 + (i % 7));
+    const started = performance.now();
+    for (let k = 0; k < 1000; k++) {
+      // Measuring near the end and asking for the window, as following the live end does.
+      v.set(49_990 + (k % 10), 70 + (k % 3));
+      v.range(v.total() - 800, 800, 6);
+    }
+    expect(performance.now() - started).toBeLessThan(500);
+  });
+});
+
+describe("atBottom", () => {
+  it("allows a little slack", () => {
+    expect(atBottom(800, 200, 1000)).toBe(true);
+    expect(atBottom(780, 200, 1000)).toBe(true);
+    expect(atBottom(700, 200, 1000)).toBe(false);
+    expect(atBottom(0, 500, 300)).toBe(true);
+  });
+});
