@@ -10,8 +10,10 @@ stage() {
   local name=$1; shift
   local start=$SECONDS
   echo "=== $name"
-  "$@"
-  timings+=("$(printf '%-12s %4ds' "$name" $((SECONDS - start)))")
+  local rc=0
+  "$@" || rc=$?
+  timings+=("$(printf '%-12s %4ds%s' "$name" $((SECONDS - start)) "$([ $rc -eq 0 ] || echo "  (failed: exit $rc)")")")
+  return $rc
 }
 report() {
   echo "=== stage timings"

@@ -329,6 +329,10 @@ async fn a_wrong_key_leads_to_settings() {
     let doc = originals(work.path(), &["docx/hyperlink-fragments.docx"]).remove(0);
     let app = App::launch(AppOptions::default()).await;
     app.click("nav-settings").await;
+    // Clicks land on coordinates: let the view finish laying out (the connection
+    // facts and the health answer arrive after it opens) before pressing Save.
+    app.wait_css("[data-testid=settings-health]:not([data-ok=''])")
+        .await;
     let key_input = app.testid("settings-key-citations").await;
     key_input
         .send_keys("cbk_wrong_key_123456789")

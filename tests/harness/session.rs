@@ -193,9 +193,34 @@ impl App {
             if f().await {
                 return;
             }
-            assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+            if Instant::now() >= deadline {
+                let seen = self.diagnose(what).await;
+                panic!("timed out waiting for: {what}\n{seen}");
+            }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+    }
+
+    /// What a failed wait leaves behind: a screenshot and the alerts on screen, so a
+    /// CI failure says what the user would have seen.
+    async fn diagnose(&self, what: &str) -> String {
+        let name: String = what
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        let shot = self.screenshot(&format!("timeout-{name}")).await;
+        let mut alerts = Vec::new();
+        for el in self.all_css("[role=alert], .error").await {
+            if let Ok(text) = el.text().await
+                && !text.trim().is_empty()
+            {
+                alerts.push(text);
+            }
+        }
+        format!(
+            "screenshot: {}\nalerts on screen: {alerts:?}",
+            shot.display()
+        )
     }
 
     pub async fn click(&self, id: &str) {
