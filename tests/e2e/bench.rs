@@ -210,7 +210,7 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
     let data = tempfile::tempdir().unwrap();
     let events = std::env::var("CASEBOOK_BENCH_EVENTS").unwrap_or_else(|_| "3000".into());
     let mut env: Vec<(String, String)> = vec![
-        ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "4".into()),
+        ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "5".into()),
         ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), events),
     ];
     env.extend(
@@ -260,6 +260,17 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
         .unwrap();
     let mut arrival: Vec<f64> = serde_json::from_value(v).unwrap();
     arrival.sort_by(f64::total_cmp);
+    let v = app
+        .client
+        .execute("return window.__casebookSentSpan;", vec![])
+        .await
+        .unwrap();
+    let span: Vec<f64> = serde_json::from_value(v).unwrap();
+    let sent_rate = (arrival.len() as f64 - 1.0) / ((span[1] - span[0]) / 1000.0);
+    println!(
+        "  the sandbox sent {} live events at {sent_rate:.0} events/s (from their sentAt stamps)",
+        arrival.len()
+    );
     println!(
         "  sandbox to window (IPC channel) over {} events: p50 {:.0} ms, p95 {:.0} ms",
         arrival.len(),
