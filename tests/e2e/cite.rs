@@ -96,13 +96,11 @@ async fn drop_preview_cite_and_save_all() {
     }
     // Preview: the paragraphs the service will consider.
     let docx_card = card(&app, &files[0]).await;
-    docx_card
+    let expand = docx_card
         .find(fantoccini::Locator::Css("button[aria-expanded]"))
         .await
-        .unwrap()
-        .click()
-        .await
         .unwrap();
+    app.press(&expand, "the preview toggle").await;
     let preview = app
         .wait_css("[data-testid=doc-card] [data-testid=preview] .paragraphs li")
         .await;
@@ -154,7 +152,7 @@ async fn drop_preview_cite_and_save_all() {
     let show = app
         .wait_css("[data-testid=doc-card] .result button.link")
         .await;
-    show.click().await.unwrap();
+    app.press(&show, "show changes").await;
     let mark = app.wait_css("[data-testid=changes] mark").await;
     let inserted = mark.prop("textContent").await.unwrap().unwrap_or_default();
     assert!(
@@ -223,11 +221,8 @@ async fn pasted_text_is_cited_and_saved_to_the_chosen_file() {
         ..Default::default()
     })
     .await;
-    app.wait_css("details.essay summary")
-        .await
-        .click()
-        .await
-        .unwrap();
+    let summary = app.wait_css("details.essay summary").await;
+    app.press(&summary, "the essay summary").await;
     let essay = app.testid("essay-input").await;
     essay
         .send_keys("Heat waves are becoming more frequent in European cities over recent decades.\n\nHospital admissions rise measurably during prolonged periods of extreme heat.")
@@ -338,11 +333,10 @@ async fn a_wrong_key_leads_to_settings() {
         .send_keys("cbk_wrong_key_123456789")
         .await
         .unwrap();
-    app.wait_css("form:has([data-testid=settings-key-citations]) button[type=submit]:enabled")
-        .await
-        .click()
-        .await
-        .unwrap();
+    let save = app
+        .wait_css("form:has([data-testid=settings-key-citations]) button[type=submit]:enabled")
+        .await;
+    app.press(&save, "Save key").await;
     app.until("the key is stored, masked", || async {
         app.testid("key-state-citations")
             .await
@@ -367,7 +361,7 @@ async fn a_wrong_key_leads_to_settings() {
     );
     let url = app.testid("settings-base-url").await;
     url.send_keys(service.base_url()).await.unwrap();
-    app.testid("settings-sandbox").await.click().await.unwrap();
+    app.click("settings-sandbox").await;
     app.until("remote mode", || async {
         app.all_css("[data-testid=sandbox-badge]").await.is_empty()
     })

@@ -155,7 +155,7 @@ async fn a_mission_streams_in_its_window_cancels_and_exports() {
     let budget = app.testid("mission-budget").await;
     budget.clear().await.unwrap();
     budget.send_keys("1.234").await.unwrap();
-    app.testid("mission-objective").await.click().await.unwrap();
+    app.click("mission-objective").await;
     let help = app.testid("budget-help").await;
     assert!(
         help.text().await.unwrap().contains("two decimals"),
@@ -372,7 +372,7 @@ async fn a_cut_stream_reconnects_and_a_restart_resumes() {
     let id = row.attr("data-session-id").await.unwrap().unwrap();
     assert!(id.starts_with("ses_"), "{id}");
     let main = app.client.window().await.unwrap();
-    row.click().await.unwrap();
+    app.press(&row, "the mission row").await;
     switch_to_mission_window(&app, &main).await;
     until_for(10, "the past events", || async {
         held_ids(&app).await.len() >= ids.len()

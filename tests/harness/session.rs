@@ -224,11 +224,34 @@ impl App {
     }
 
     pub async fn click(&self, id: &str) {
-        self.testid(id)
+        let el = self.testid(id).await;
+        self.press(&el, id).await;
+    }
+
+    /// Clicks `el` once it has stopped moving. WebDriver clicks land on coordinates,
+    /// so a click sent while the view is still laying out (an answer arriving above
+    /// the element) can hit something else.
+    pub async fn press(&self, el: &Element, what: &str) {
+        self.client
+            .execute_async(
+                r#"const [el, done] = [arguments[0], arguments[arguments.length - 1]];
+                let last = "", still = 0, frames = 0;
+                const tick = () => {
+                  const r = el.getBoundingClientRect();
+                  const now = `${r.x},${r.y},${r.width},${r.height}`;
+                  still = now === last ? still + 1 : 0;
+                  last = now;
+                  if (still >= 2 || ++frames > 120) done(still >= 2);
+                  else requestAnimationFrame(tick);
+                };
+                requestAnimationFrame(tick);"#,
+                vec![serde_json::to_value(el).expect("element reference")],
+            )
             .await
-            .click()
+            .unwrap_or_else(|e| panic!("cannot wait for {what} to settle: {e}"));
+        el.click()
             .await
-            .unwrap_or_else(|e| panic!("cannot click {id}: {e}"));
+            .unwrap_or_else(|e| panic!("cannot click {what}: {e}"));
     }
 
     /// Saves a PNG of the window to `artifacts/screenshots/NAME.png`.
