@@ -10,6 +10,8 @@ pub mod missions;
 mod notify;
 pub mod settings;
 pub mod state;
+#[cfg(test)]
+mod testing;
 
 use state::AppState;
 use tauri::Manager;

@@ -589,23 +589,12 @@ pub fn resume_all<R: Runtime>(app: &AppHandle<R>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::mock_app;
     use casebook_core::missions::MissionSpec;
     use std::sync::Mutex;
     use std::time::{Duration, Instant};
     use tauri::ipc::InvokeResponseBody;
-    use tauri::test::{MockRuntime, mock_builder, mock_context, noop_assets};
-
-    /// The app's wiring on the mock runtime, with its own sandbox and data dir.
-    async fn app() -> (tauri::App<MockRuntime>, tempfile::TempDir) {
-        let dir = tempfile::tempdir().unwrap();
-        let state = AppState::start(dir.path().to_path_buf()).await.unwrap();
-        let app = crate::setup(mock_builder())
-            .build(mock_context(noop_assets()))
-            .unwrap();
-        app.manage(state);
-        app.manage(Watchers::new());
-        (app, dir)
-    }
+    use tauri::test::MockRuntime;
 
     /// A mission whose events come `pace_ms` apart, recorded as the app records one.
     async fn start(app: &tauri::App<MockRuntime>, pace_ms: u64, events: u64) -> MissionRecord {
@@ -666,7 +655,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn one_watcher_feeds_every_window_each_event_once() {
-        let (app, _dir) = app().await;
+        let (app, _dir) = mock_app().await;
         let record = start(&app, 20, 60).await;
         let id = record.session_id.clone();
         let watchers = app.state::<Watchers>();
@@ -739,7 +728,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn a_cut_stream_reconnects_without_repeating_an_event() {
-        let (app, _dir) = app().await;
+        let (app, _dir) = mock_app().await;
         let state = app.state::<AppState>();
         let base = state.base_url().await;
         let faults = reqwest::Client::new()
@@ -773,7 +762,7 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread")]
     async fn cancel_ends_in_cancelled_and_unknown_missions_are_not_found() {
-        let (app, _dir) = app().await;
+        let (app, _dir) = mock_app().await;
         let state = app.state::<AppState>();
         let record = start(&app, 50, 200).await;
         let id = record.session_id.clone();

@@ -101,6 +101,19 @@ async fn baseline_frames(app: &App, ms: u64) -> Vec<f64> {
     xs
 }
 
+/// The numbers the mission window keeps in `window[name]` for benchmarks, sorted.
+async fn window_numbers(app: &App, name: &str) -> Vec<f64> {
+    let v = app
+        .client
+        .execute(&format!("return window.{name};"), vec![])
+        .await
+        .unwrap();
+    let mut xs: Vec<f64> = serde_json::from_value(v)
+        .unwrap_or_else(|e| panic!("window.{name} is not a list of numbers: {e}"));
+    xs.sort_by(f64::total_cmp);
+    xs
+}
+
 async fn status(app: &App) -> String {
     match app
         .client
@@ -246,26 +259,9 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
     let took = started.elapsed().as_secs_f64();
     let baseline = baseline_frames(&app, 2000).await;
     let n = count(&app).await;
-    let v = app
-        .client
-        .execute("return window.__casebookLatency;", vec![])
-        .await
-        .unwrap();
-    let mut lat: Vec<f64> = serde_json::from_value(v).unwrap();
-    lat.sort_by(f64::total_cmp);
-    let v = app
-        .client
-        .execute("return window.__casebookArrival;", vec![])
-        .await
-        .unwrap();
-    let mut arrival: Vec<f64> = serde_json::from_value(v).unwrap();
-    arrival.sort_by(f64::total_cmp);
-    let v = app
-        .client
-        .execute("return window.__casebookSentSpan;", vec![])
-        .await
-        .unwrap();
-    let span: Vec<f64> = serde_json::from_value(v).unwrap();
+    let lat = window_numbers(&app, "__casebookLatency").await;
+    let arrival = window_numbers(&app, "__casebookArrival").await;
+    let span = window_numbers(&app, "__casebookSentSpan").await;
     let sent_rate = (arrival.len() as f64 - 1.0) / ((span[1] - span[0]) / 1000.0);
     println!(
         "  the sandbox sent {} live events at {sent_rate:.0} events/s (from their sentAt stamps)",

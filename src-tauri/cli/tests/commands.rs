@@ -179,6 +179,21 @@ fn key_status_never_prints_a_key() {
     );
 }
 
+/// What the keyring holds for Casebook's investigations key, read with `secret-tool`.
+fn stored_investigations_key() -> String {
+    let out = Command::new("secret-tool")
+        .args([
+            "lookup",
+            "service",
+            "casebook",
+            "username",
+            "investigations",
+        ])
+        .output()
+        .expect("secret-tool (libsecret-tools) is installed");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn keys_set_status_delete_in_the_real_keyring() {
     if std::env::var_os("CASEBOOK_KEYRING_SESSION").is_none() {
@@ -194,50 +209,17 @@ fn keys_set_status_delete_in_the_real_keyring() {
         &[],
         Some("  inv-key-0123456789wxyz \n"),
     ));
-    let seen = Command::new("secret-tool")
-        .args([
-            "lookup",
-            "service",
-            "casebook",
-            "username",
-            "investigations",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&seen.stdout),
-        "inv-key-0123456789wxyz"
-    );
+    assert_eq!(stored_investigations_key(), "inv-key-0123456789wxyz");
     let status = ok(&casebook(&["keys", "status"], &[], None));
     assert!(status.contains("••••wxyz (keyring)"), "{status}");
     assert!(!status.contains("0123456789"), "{status}");
     let empty = casebook(&["keys", "set", "investigations"], &[], Some("   "));
     assert_eq!(empty.status.code(), Some(5), "an empty key is refused");
-    let kept = Command::new("secret-tool")
-        .args([
-            "lookup",
-            "service",
-            "casebook",
-            "username",
-            "investigations",
-        ])
-        .output()
-        .unwrap();
     assert_eq!(
-        String::from_utf8_lossy(&kept.stdout),
+        stored_investigations_key(),
         "inv-key-0123456789wxyz",
         "and the stored one kept"
     );
     ok(&casebook(&["keys", "delete", "investigations"], &[], None));
-    let gone = Command::new("secret-tool")
-        .args([
-            "lookup",
-            "service",
-            "casebook",
-            "username",
-            "investigations",
-        ])
-        .output()
-        .unwrap();
-    assert!(gone.stdout.is_empty());
+    assert!(stored_investigations_key().is_empty());
 }

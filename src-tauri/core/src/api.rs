@@ -53,7 +53,8 @@ impl ApiClient {
                 .body(body.clone());
             async move { req.send().await.map_err(network_error) }
         })
-        .await?;
+        .await
+        .map_err(|e| self.key.scrub(e))?;
         if resp.status().is_redirection() {
             return Err(Error::new(
                 ErrorCode::Protocol,
@@ -64,7 +65,7 @@ impl ApiClient {
             .with_status(resp.status().as_u16()));
         }
         if !resp.status().is_success() {
-            return Err(error_from(resp, what).await);
+            return Err(self.key.scrub(error_from(resp, what).await));
         }
         progress(Progress::Receiving);
         resp.bytes().await.map_err(network_error)

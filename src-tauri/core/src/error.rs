@@ -207,6 +207,7 @@ mod tests {
             TemplateOrShow,
             UnsupportedDocument,
             CorruptDocument,
+            UnsafeDocument,
             Io,
             KeyringUnavailable,
             Network,

@@ -69,12 +69,27 @@ impl ApiKey {
                 "A key is one word: it cannot contain spaces or line breaks.",
             ));
         }
+        // It travels in an HTTP header, which takes visible ASCII only.
+        if !key.chars().all(|c| c.is_ascii_graphic()) {
+            return Err(Error::invalid_input(
+                "A key is made of plain ASCII letters, digits and symbols; this one has another character (a curly quote or an accented letter, say). Paste it again from your account page.",
+            ));
+        }
         Ok(Self(key.to_owned()))
     }
 
     /// The key itself. Call only to build the `Authorization` header.
     pub fn expose(&self) -> &str {
         &self.0
+    }
+
+    /// `err` with this key replaced by its masked form: some services quote the key
+    /// they refused in their error message, which would carry it to the screen and logs.
+    pub fn scrub(&self, mut err: Error) -> Error {
+        if err.message.contains(&self.0) {
+            err.message = err.message.replace(&self.0, &self.masked());
+        }
+        err
     }
 
     /// Enough to recognise a key, not to use it: the last four characters.
@@ -263,6 +278,21 @@ mod tests {
             ApiKey::parse("a b").unwrap_err().code,
             ErrorCode::InvalidInput
         );
+        let err = ApiKey::parse("cbk_live_0123“4567").unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidInput);
+        assert!(!err.message.contains("0123"), "{}", err.message);
+    }
+
+    #[test]
+    fn scrub_masks_a_key_the_service_quoted() {
+        let key = ApiKey::parse("sk-live-0123456789abcdef").unwrap();
+        let err = Error::new(
+            ErrorCode::Unauthorized,
+            "Invalid key sk-live-0123456789abcdef (revoked)",
+        );
+        let scrubbed = key.scrub(err);
+        assert_eq!(scrubbed.message, "Invalid key ••••cdef (revoked)");
+        assert_eq!(scrubbed.code, ErrorCode::Unauthorized);
     }
 
     #[test]

@@ -286,7 +286,7 @@ impl InvestigationClient {
             )
             .with_status(405));
         }
-        Err(error_from(resp, "Mission stream").await)
+        Err(self.api.key.scrub(error_from(resp, "Mission stream").await))
     }
 }
 

@@ -259,42 +259,14 @@ pub fn open_link(url: String) -> Result<(), Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::{invoke, mock_app};
     use casebook_core::store::MissionStatus;
     use tauri::Manager;
-    use tauri::test::{
-        INVOKE_KEY, MockRuntime, get_ipc_response, mock_builder, mock_context, noop_assets,
-    };
-
-    fn invoke(
-        webview: &tauri::WebviewWindow<MockRuntime>,
-        cmd: &str,
-        args: serde_json::Value,
-    ) -> Result<serde_json::Value, serde_json::Value> {
-        get_ipc_response(
-            webview,
-            tauri::webview::InvokeRequest {
-                cmd: cmd.into(),
-                callback: tauri::ipc::CallbackFn(0),
-                error: tauri::ipc::CallbackFn(1),
-                url: "tauri://localhost".parse().unwrap(),
-                body: args.into(),
-                headers: Default::default(),
-                invoke_key: INVOKE_KEY.to_string(),
-            },
-        )
-        .map(|b| b.deserialize::<serde_json::Value>().unwrap())
-    }
 
     /// The commands as the UI calls them: names, argument names, answers and error codes.
     #[tokio::test(flavor = "multi_thread")]
     async fn the_ui_starts_lists_opens_and_cancels_missions_over_ipc() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = AppState::start(dir.path().to_path_buf()).await.unwrap();
-        let app = crate::setup(mock_builder())
-            .build(mock_context(noop_assets()))
-            .unwrap();
-        app.manage(state);
-        app.manage(Watchers::new());
+        let (app, _dir) = mock_app().await;
         let main = tauri::WebviewWindowBuilder::new(&app, "main", Default::default())
             .build()
             .unwrap();
