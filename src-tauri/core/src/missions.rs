@@ -182,6 +182,10 @@ impl EventKind {
 #[serde(rename_all = "camelCase")]
 #[ts(rename_all = "camelCase")]
 pub struct MissionEvent {
+    /// The id the server put on this very event (its own SSE `id:` field, or `id` in an
+    /// NDJSON line). `None` when the event carried none, even if an earlier id is still the
+    /// stream's resume point; an empty id (the SSE reset) is `None` too. Only these ids are
+    /// used to recognise a repeated event.
     pub id: Option<String>,
     pub event: String,
     pub kind: EventKind,
@@ -309,18 +313,28 @@ pub struct InvestigationClient {
     pub(crate) api: ApiClient,
 }
 
-fn session_path(id: &str, tail: &str) -> Result<String> {
-    // A session id goes into a path: refuse anything that could change the path.
-    if id.is_empty()
-        || !id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
-    {
+/// The path of `tail` under one session. The id becomes exactly one path segment: ids that
+/// would change the path (`.`, `..`, a `/`) are refused before any request, and every other
+/// byte outside RFC 3986's unreserved set is percent-encoded, so an id the service chose with
+/// spaces, `?`, `#`, `%`, `\` or non-ASCII still reaches that session and no other.
+pub(crate) fn session_path(id: &str, tail: &str) -> Result<String> {
+    if id.is_empty() {
+        return Err(Error::invalid_input("The session id is empty."));
+    }
+    if id == "." || id == ".." || id.contains('/') {
         return Err(Error::invalid_input(format!(
-            "\"{id}\" is not a session id."
+            "\"{id}\" is not a session id: it would change the request's path."
         )));
     }
-    Ok(format!("/eve/v1/session/{id}{tail}"))
+    let mut segment = String::with_capacity(id.len());
+    for b in id.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            segment.push(char::from(b));
+        } else {
+            segment.push_str(&format!("%{b:02X}"));
+        }
+    }
+    Ok(format!("/eve/v1/session/{segment}{tail}"))
 }
 
 impl InvestigationClient {
@@ -511,9 +525,33 @@ mod tests {
 
     #[test]
     fn session_ids_cannot_change_the_path() {
-        assert!(session_path("ses_abc123", "/stream").is_ok());
-        for bad in ["", "../x", "a/b", "a?b", "a b"] {
-            assert!(session_path(bad, "/stream").is_err(), "{bad}");
+        for bad in ["", ".", "..", "../x", "a/b", "/"] {
+            assert_eq!(
+                session_path(bad, "/stream").unwrap_err().code,
+                ErrorCode::InvalidInput,
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn other_session_ids_are_one_encoded_segment() {
+        for (id, path) in [
+            ("ses_abc-1.2~", "/eve/v1/session/ses_abc-1.2~/stream"),
+            ("a b?c", "/eve/v1/session/a%20b%3Fc/stream"),
+            ("x#y%2e\\z", "/eve/v1/session/x%23y%252e%5Cz/stream"),
+            ("...", "/eve/v1/session/.../stream"),
+            ("é", "/eve/v1/session/%C3%A9/stream"),
+        ] {
+            assert_eq!(session_path(id, "/stream").unwrap(), path, "{id}");
+        }
+        // The joined URL keeps the segment as it is: no dot-segment folding, no decoding.
+        let conn = Connection::new("https://x.org/base").unwrap();
+        for id in ["a b?c", "%2e%2e", "...", "x\\..\\y"] {
+            let url = conn.url(&session_path(id, "/cancel").unwrap());
+            let segments: Vec<_> = url.path_segments().unwrap().collect();
+            assert_eq!(segments.len(), 6, "{id}: {url}");
+            assert_eq!(segments[5], "cancel", "{id}: {url}");
         }
     }
 }

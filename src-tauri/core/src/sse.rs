@@ -19,6 +19,13 @@
 //! * After [`SseDecoder::finish`] the decoder accepts the next connection's body: a leading
 //!   BOM is stripped again, while the last event id, the retry value and the comment count
 //!   carry over, as they do for an EventSource that reconnects.
+//! * [`SseEvent::has_id_field`] says whether the event's own lines carried an accepted `id`
+//!   field. The spec gives every event the last event id, so without this flag an event the
+//!   server sent without an id looks like a repeat of the one before it.
+//! * A decoder may be given a byte limit ([`SseDecoder::with_limit`]) for one line and for one
+//!   event's data. Past it the decoder stops and [`SseDecoder::try_feed_with`] reports
+//!   [`LimitExceeded`]: a stream from an untrusted server must not make it buffer without
+//!   end. Comment lines are never buffered, so they need no limit.
 
 use std::mem;
 
@@ -38,10 +45,30 @@ pub struct SseEvent {
     pub event: String,
     /// The `data` lines joined with `\n`.
     pub data: String,
+    /// Whether this event's own lines set `id` (an accepted `id` field since the previous
+    /// blank line). When false, `id` is only inherited from an earlier event.
+    pub has_id_field: bool,
 }
 
+/// A line or an event's data grew past the decoder's limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LimitExceeded {
+    /// `"line"` or `"event data"`.
+    pub what: &'static str,
+    /// The limit in bytes.
+    pub limit: usize,
+}
+
+impl std::fmt::Display for LimitExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "one {} is longer than {} bytes", self.what, self.limit)
+    }
+}
+
+impl std::error::Error for LimitExceeded {}
+
 /// Incremental event-stream decoder. See the module documentation for the rules it follows.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct SseDecoder {
     /// The start of a line whose end has not arrived yet.
     line: Vec<u8>,
@@ -61,11 +88,69 @@ pub struct SseDecoder {
     bom_checked: bool,
     /// How many BOM bytes the stream has started with so far, while `bom_checked` is false.
     bom_matched: u8,
+    /// Bytes allowed in one line and in one event's data.
+    limit: usize,
+    /// Set once the limit was passed; the decoder then ignores further input.
+    exceeded: Option<LimitExceeded>,
+}
+
+impl Default for SseDecoder {
+    fn default() -> Self {
+        Self {
+            line: Vec::new(),
+            data: String::new(),
+            event_type: String::new(),
+            id_buffer: None,
+            id_dirty: false,
+            last_event_id: None,
+            retry: None,
+            comments: 0,
+            pending_cr: false,
+            bom_checked: false,
+            bom_matched: 0,
+            limit: usize::MAX,
+            exceeded: None,
+        }
+    }
 }
 
 impl SseDecoder {
+    /// A decoder without a size limit, for input of known size.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A decoder that refuses a line, or an event's data, longer than `limit` bytes.
+    pub fn with_limit(limit: usize) -> Self {
+        Self {
+            limit,
+            ..Self::default()
+        }
+    }
+
+    /// The limit given to [`Self::with_limit`]; `usize::MAX` for none.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Feeds bytes, handing each completed event to `on_event` in order, and fails once a
+    /// line or an event's data passes the limit. Events completed before that point have
+    /// been handed over; nothing after it is decoded, on this call or later ones.
+    pub fn try_feed_with(
+        &mut self,
+        chunk: &[u8],
+        on_event: impl FnMut(SseEvent),
+    ) -> Result<(), LimitExceeded> {
+        self.feed_with(chunk, on_event);
+        match self.exceeded {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Why the decoder stopped, if a limit stopped it.
+    pub fn exceeded(&self) -> Option<LimitExceeded> {
+        self.exceeded
     }
 
     /// Feeds bytes; returns the events completed by them, in order.
@@ -75,8 +160,12 @@ impl SseDecoder {
         events
     }
 
-    /// Feeds bytes, handing each completed event to `on_event` in order.
+    /// Feeds bytes, handing each completed event to `on_event` in order. Past a limit set with
+    /// [`Self::with_limit`] it decodes nothing more; [`Self::try_feed_with`] reports that.
     pub fn feed_with(&mut self, chunk: &[u8], mut on_event: impl FnMut(SseEvent)) {
+        if self.exceeded.is_some() {
+            return;
+        }
         let mut rest = chunk;
         if !self.bom_checked {
             // A BOM split across chunks must still be recognised, so its first bytes are held
@@ -113,6 +202,9 @@ impl SseDecoder {
                 self.process_line(&rest[..end], &mut on_event);
             } else {
                 self.stash(&rest[..end]);
+                if self.exceeded.is_some() {
+                    return;
+                }
                 let line = mem::take(&mut self.line);
                 self.process_line(&line, &mut on_event);
                 self.line = line;
@@ -120,6 +212,9 @@ impl SseDecoder {
                 if self.line.capacity() > RETAINED_CAPACITY {
                     self.line = Vec::new();
                 }
+            }
+            if self.exceeded.is_some() {
+                return;
             }
             let next = if rest[end] == b'\r' {
                 match rest.get(end + 1) {
@@ -156,6 +251,12 @@ impl SseDecoder {
         self.last_event_id.as_deref().unwrap_or("")
     }
 
+    /// Like [`Self::last_event_id`], but `None` until a blank line has committed an `id`
+    /// field, so a caller can tell "no id yet" from "the server cleared it".
+    pub fn committed_id(&self) -> Option<&str> {
+        self.last_event_id.as_deref()
+    }
+
     /// The last valid `retry:` value, in milliseconds.
     pub fn retry(&self) -> Option<u64> {
         self.retry
@@ -171,15 +272,29 @@ impl SseDecoder {
         // A comment's text is never used, so an endless comment line costs one byte.
         match self.line.first() {
             Some(&b':') => {}
-            Some(_) => self.line.extend_from_slice(part),
             None if part.first() == Some(&b':') => self.line.push(b':'),
-            None => self.line.extend_from_slice(part),
+            _ if self.line.len() + part.len() > self.limit => self.exceed("line"),
+            _ => self.line.extend_from_slice(part),
         }
+    }
+
+    #[cold]
+    fn exceed(&mut self, what: &'static str) {
+        self.exceeded = Some(LimitExceeded {
+            what,
+            limit: self.limit,
+        });
+        self.line = Vec::new();
+        self.data = String::new();
     }
 
     fn process_line(&mut self, line: &[u8], on_event: &mut impl FnMut(SseEvent)) {
         if line.is_empty() {
             self.dispatch(on_event);
+            return;
+        }
+        if line.len() > self.limit && line[0] != b':' {
+            self.exceed("line");
             return;
         }
         // Splitting the raw bytes at ':' matches splitting the decoded text: a UTF-8 decoder
@@ -197,6 +312,10 @@ impl SseDecoder {
         };
         match field {
             b"data" => {
+                if self.data.len() + value.len() > self.limit {
+                    self.exceed("event data");
+                    return;
+                }
                 push_lossy(&mut self.data, value);
                 self.data.push('\n');
             }
@@ -221,7 +340,8 @@ impl SseDecoder {
 
     fn dispatch(&mut self, on_event: &mut impl FnMut(SseEvent)) {
         // The spec commits the id at every blank line, even one that dispatches nothing.
-        if mem::take(&mut self.id_dirty) {
+        let has_id_field = mem::take(&mut self.id_dirty);
+        if has_id_field {
             self.last_event_id.clone_from(&self.id_buffer);
         }
         if self.data.is_empty() {
@@ -248,6 +368,7 @@ impl SseDecoder {
             id: self.last_event_id.clone(),
             event,
             data,
+            has_id_field,
         });
     }
 }
@@ -314,6 +435,15 @@ mod tests {
             id: id.map(str::to_owned),
             event: event.to_owned(),
             data: data.to_owned(),
+            has_id_field: false,
+        }
+    }
+
+    /// An event whose own lines set its id.
+    fn own(id: &str, data: &str) -> SseEvent {
+        SseEvent {
+            has_id_field: true,
+            ..event(Some(id), "message", data)
         }
     }
 
@@ -389,10 +519,7 @@ mod tests {
         let events = d.feed(b"id: 1\nid: a\0b\ndata: x\n\nid: \0\ndata: y\n\n");
         assert_eq!(
             events,
-            vec![
-                event(Some("1"), "message", "x"),
-                event(Some("1"), "message", "y")
-            ]
+            vec![own("1", "x"), event(Some("1"), "message", "y")]
         );
         assert_eq!(d.last_event_id(), "1");
     }
@@ -405,12 +532,62 @@ mod tests {
             events,
             vec![
                 event(None, "message", "a"),
-                event(Some("7"), "message", "b"),
+                own("7", "b"),
                 event(Some("7"), "message", "c"),
-                event(Some(""), "message", "d"),
+                own("", "d"),
             ]
         );
         assert_eq!(d.last_event_id(), "");
+    }
+
+    #[test]
+    fn only_an_event_with_its_own_id_field_says_so() {
+        let mut d = SseDecoder::new();
+        let events = d.feed(b"id: 1\ndata: a\n\ndata: b\n\nid: 2\n\ndata: c\n\n");
+        let own: Vec<(bool, Option<&str>)> = events
+            .iter()
+            .map(|e| (e.has_id_field, e.id.as_deref()))
+            .collect();
+        assert_eq!(
+            own,
+            vec![(true, Some("1")), (false, Some("1")), (false, Some("2"))],
+            "b and c inherit an id; only a carried one"
+        );
+        assert_eq!(d.committed_id(), Some("2"));
+        assert_eq!(SseDecoder::new().committed_id(), None);
+    }
+
+    #[test]
+    fn a_line_or_data_past_the_limit_stops_the_decoder() {
+        // One long line across chunks.
+        let mut d = SseDecoder::with_limit(16);
+        assert_eq!(d.try_feed_with(b"data: 0123456", |_| {}), Ok(()));
+        let err = d.try_feed_with(b"789abcdef\n\n", |_| {}).unwrap_err();
+        assert_eq!(err.what, "line");
+        assert!(d.line.capacity() == 0, "the buffer is released");
+        assert!(d.try_feed_with(b"data: x\n\n", |_| panic!()).is_err());
+        // One long line inside one chunk.
+        let mut d = SseDecoder::with_limit(16);
+        let err = d.try_feed_with(b"event: 0123456789abcdef\n", |_| {});
+        assert_eq!(err.unwrap_err().what, "line");
+        // Many short data lines making one long event; the event before it still arrives.
+        let mut d = SseDecoder::with_limit(16);
+        let mut got = Vec::new();
+        let err = d
+            .try_feed_with(b"data: ok\n\ndata: 12345\ndata: 12345\ndata: 12345\n", |e| {
+                got.push(e.data)
+            })
+            .unwrap_err();
+        assert_eq!((err.what, got), ("event data", vec!["ok".to_owned()]));
+        // Exactly at the limit is fine, and comments of any length cost nothing.
+        let mut d = SseDecoder::with_limit(16);
+        let mut got = Vec::new();
+        d.try_feed_with(b"data:0123456789a\n\n:", |e| got.push(e.data))
+            .unwrap();
+        d.try_feed_with(&[b'x'; 100], |_| {}).unwrap();
+        d.try_feed_with(b"\ndata: 0123456789\ndata: 1234\n\n", |e| got.push(e.data))
+            .unwrap();
+        assert_eq!(got, vec!["0123456789a", "0123456789\n1234"]);
     }
 
     #[test]
@@ -535,9 +712,11 @@ mod tests {
         let (mut events, mut retry, mut comments) = (Vec::new(), None, 0);
         let (mut data, mut event_type) = (String::new(), String::new());
         let (mut id, mut committed): (Option<String>, Option<String>) = (None, None);
+        let mut id_since_blank = false;
         for line in lines {
             if line.is_empty() {
                 committed.clone_from(&id);
+                let has_id_field = std::mem::take(&mut id_since_blank);
                 if !data.is_empty() {
                     data.pop();
                     let name = if event_type.is_empty() {
@@ -549,6 +728,7 @@ mod tests {
                         id: committed.clone(),
                         event: name.to_owned(),
                         data: data.clone(),
+                        has_id_field,
                     });
                 }
                 data.clear();
@@ -563,7 +743,10 @@ mod tests {
                 match field {
                     "data" => data.push_str(&format!("{value}\n")),
                     "event" => event_type = value.to_owned(),
-                    "id" if !value.contains('\0') => id = Some(value.to_owned()),
+                    "id" if !value.contains('\0') => {
+                        id = Some(value.to_owned());
+                        id_since_blank = true;
+                    }
                     "retry" if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
                         retry = value.parse().ok().or(Some(u64::MAX));
                     }
