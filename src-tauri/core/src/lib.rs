@@ -11,6 +11,7 @@ pub mod error;
 pub mod http;
 pub mod keys;
 pub mod missions;
+pub mod reader;
 pub mod save;
 pub mod sse;
 pub mod store;

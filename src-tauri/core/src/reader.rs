@@ -1,0 +1,859 @@
+//! Casebook's own reading of a .docx or .pptx: its paragraphs and References
+//! section, so a cite can be summarized from the original and the result alone,
+//! with no second request to the service.
+//!
+//! It reads what Word and PowerPoint write, not only what our sandbox writes, and
+//! it takes untrusted bytes: every part is inflated under a cap, DTD entities are
+//! never expanded (a DTD is refused outright), and no input makes it panic.
+
+use crate::citations::Paragraph;
+use crate::documents::{self, DocKind};
+use crate::error::{Error, ErrorCode, Result};
+use quick_xml::events::{BytesRef, BytesStart, Event};
+use quick_xml::name::{Namespace, ResolveResult};
+use quick_xml::reader::NsReader;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::io::{Cursor, Read};
+
+/// No part of a real document comes near this; a zip bomb does.
+pub const MAX_PART_BYTES: u64 = 64 * 1024 * 1024;
+/// All parts together, so a deck of many bombs is refused too.
+pub const MAX_TOTAL_BYTES: u64 = 256 * 1024 * 1024;
+/// Far above any real document, low enough to bound memory.
+pub const MAX_PARAGRAPHS: usize = 1_000_000;
+
+/// What a document says, read locally.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LocalDocument {
+    pub kind: DocKind,
+    /// Non-blank body paragraphs in reading order, `index` counting from 0.
+    pub paragraphs: Vec<Paragraph>,
+    pub references_heading: Option<String>,
+    pub references: Vec<String>,
+}
+
+/// Reads a .docx or .pptx.
+pub fn read(bytes: &[u8]) -> Result<LocalDocument> {
+    let kind = documents::sniff(bytes)?;
+    let mut pkg = Package::open(bytes)?;
+    match kind {
+        DocKind::Docx => read_docx(&mut pkg),
+        DocKind::Pptx => read_pptx(&mut pkg),
+    }
+}
+
+/// "References", "Bibliography", "Works Cited" or "Sources", in any case, maybe
+/// with a trailing colon.
+pub fn is_references_heading(text: &str) -> bool {
+    let t = text.trim().trim_end_matches(':').trim_end();
+    ["references", "bibliography", "works cited", "sources"]
+        .iter()
+        .any(|w| t.eq_ignore_ascii_case(w))
+}
+
+fn corrupt(detail: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::CorruptDocument,
+        format!(
+            "The document cannot be read ({detail}). It may be damaged or incompletely downloaded."
+        ),
+    )
+}
+
+// ---- the package ----
+
+struct Package<'a> {
+    zip: zip::ZipArchive<Cursor<&'a [u8]>>,
+    /// Bytes still allowed to be inflated.
+    budget: u64,
+}
+
+impl<'a> Package<'a> {
+    fn open(bytes: &'a [u8]) -> Result<Self> {
+        let zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(corrupt)?;
+        Ok(Self {
+            zip,
+            budget: MAX_TOTAL_BYTES,
+        })
+    }
+
+    /// A part's bytes, or `None` when the package has no such part. Part names
+    /// are case-insensitive in OPC, zip entry names are not.
+    fn read(&mut self, name: &str) -> Result<Option<Vec<u8>>> {
+        let name = name.trim_start_matches('/');
+        let entry = if self.zip.index_for_name(name).is_some() {
+            name.to_owned()
+        } else {
+            match self.zip.file_names().find(|n| n.eq_ignore_ascii_case(name)) {
+                Some(n) => n.to_owned(),
+                None => return Ok(None),
+            }
+        };
+        let file = self.zip.by_name(&entry).map_err(corrupt)?;
+        let cap = MAX_PART_BYTES.min(self.budget);
+        let mut out = Vec::new();
+        // One byte past the cap tells a part at the cap from one beyond it.
+        file.take(cap + 1)
+            .read_to_end(&mut out)
+            .map_err(|e| corrupt(format_args!("{name}: {e}")))?;
+        if out.len() as u64 > cap {
+            return Err(Error::new(
+                ErrorCode::TooLarge,
+                format!(
+                    "The document's {name} inflates to more than {} MB; no real document does. Casebook will not read it.",
+                    cap / (1024 * 1024)
+                ),
+            ));
+        }
+        self.budget -= out.len() as u64;
+        Ok(Some(out))
+    }
+
+    fn require(&mut self, name: &str) -> Result<Vec<u8>> {
+        self.read(name)?
+            .ok_or_else(|| corrupt(format_args!("{name} is missing")))
+    }
+}
+
+// ---- XML ----
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ns {
+    W,
+    A,
+    P,
+    R,
+    Mc,
+    Rels,
+    Other,
+}
+
+fn ns_of(r: &ResolveResult<'_>) -> Ns {
+    let ResolveResult::Bound(Namespace(uri)) = r else {
+        return Ns::Other;
+    };
+    // Transitional and Strict OOXML name the same vocabularies differently.
+    match *uri {
+        b"http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+        | b"http://purl.oclc.org/ooxml/wordprocessingml/main" => Ns::W,
+        b"http://schemas.openxmlformats.org/drawingml/2006/main"
+        | b"http://purl.oclc.org/ooxml/drawingml/main" => Ns::A,
+        b"http://schemas.openxmlformats.org/presentationml/2006/main"
+        | b"http://purl.oclc.org/ooxml/presentationml/main" => Ns::P,
+        b"http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+        | b"http://purl.oclc.org/ooxml/officeDocument/relationships" => Ns::R,
+        b"http://schemas.openxmlformats.org/markup-compatibility/2006" => Ns::Mc,
+        b"http://schemas.openxmlformats.org/package/2006/relationships" => Ns::Rels,
+        _ => Ns::Other,
+    }
+}
+
+/// An element's name and a way to its attributes.
+struct El<'x, 'i> {
+    ns: Ns,
+    local: &'x [u8],
+    start: &'x BytesStart<'i>,
+    reader: &'x NsReader<&'i [u8]>,
+}
+
+impl El<'_, '_> {
+    fn is(&self, ns: Ns, local: &str) -> bool {
+        self.ns == ns && self.local == local.as_bytes()
+    }
+
+    /// The value of the attribute `local` in namespace `ns` (`None` for an
+    /// unprefixed attribute). Values with entities we do not know are skipped.
+    fn attr(&self, ns: Option<Ns>, local: &str) -> Option<String> {
+        self.start
+            .attributes()
+            .with_checks(false)
+            .flatten()
+            .find(|a| {
+                let (r, l) = self.reader.resolve_attribute(a.key);
+                let got = match r {
+                    ResolveResult::Unbound => None,
+                    other => Some(ns_of(&other)),
+                };
+                l.as_ref() == local.as_bytes() && got == ns
+            })
+            .and_then(|a| a.unescape_value().ok().map(|v| v.into_owned()))
+    }
+}
+
+enum Ev<'x, 'i> {
+    Open(El<'x, 'i>),
+    Close,
+    Text(&'x str),
+}
+
+/// Walks a part's elements and text, refusing a DTD. Entity references other than
+/// the five XML predefines and character references are dropped, never expanded.
+fn walk(xml: &[u8], part: &str, mut f: impl FnMut(Ev<'_, '_>) -> Result<()>) -> Result<()> {
+    let bad = |e: &dyn std::fmt::Display| corrupt(format_args!("{part}: {e}"));
+    let mut reader = NsReader::from_reader(xml);
+    reader.config_mut().expand_empty_elements = false;
+    loop {
+        let event = reader.read_resolved_event().map_err(|e| bad(&e));
+        let (res, event) = event?;
+        match event {
+            Event::Start(ref s) | Event::Empty(ref s) => {
+                let empty = matches!(event, Event::Empty(_));
+                let name = s.name();
+                f(Ev::Open(El {
+                    ns: ns_of(&res),
+                    local: name.local_name().into_inner(),
+                    start: s,
+                    reader: &reader,
+                }))?;
+                if empty {
+                    f(Ev::Close)?;
+                }
+            }
+            Event::End(_) => f(Ev::Close)?,
+            Event::Text(t) => {
+                let text = t.xml10_content().map_err(|e| bad(&e))?;
+                f(Ev::Text(&text))?;
+            }
+            Event::CData(c) => {
+                let text = c.decode().map_err(|e| bad(&e))?;
+                f(Ev::Text(&text))?;
+            }
+            Event::GeneralRef(r) => {
+                if let Some(c) = resolve_ref(&r) {
+                    let mut buf = [0u8; 4];
+                    f(Ev::Text(c.encode_utf8(&mut buf)))?;
+                }
+            }
+            Event::DocType(_) => {
+                return Err(Error::new(
+                    ErrorCode::UnsafeDocument,
+                    format!(
+                        "This document's {part} declares an XML document type (DTD), which Word and PowerPoint never write. Casebook will not read it; open it in Word or PowerPoint and save a fresh copy."
+                    ),
+                ));
+            }
+            Event::Eof => return Ok(()),
+            Event::Decl(_) | Event::PI(_) | Event::Comment(_) => {}
+        }
+    }
+}
+
+fn resolve_ref(r: &BytesRef<'_>) -> Option<char> {
+    if r.is_char_ref() {
+        return r.resolve_char_ref().ok().flatten();
+    }
+    match &**r {
+        b"lt" => Some('<'),
+        b"gt" => Some('>'),
+        b"amp" => Some('&'),
+        b"apos" => Some('\''),
+        b"quot" => Some('"'),
+        _ => None,
+    }
+}
+
+// ---- relationships ----
+
+struct Rel {
+    id: String,
+    rel_type: String,
+    /// The target part's name in the package, for internal targets.
+    part: Option<String>,
+}
+
+/// The relationships part for `part` (`ppt/presentation.xml` →
+/// `ppt/_rels/presentation.xml.rels`).
+fn rels_part_for(part: &str) -> String {
+    match part.rsplit_once('/') {
+        Some((dir, file)) => format!("{dir}/_rels/{file}.rels"),
+        None => format!("_rels/{part}.rels"),
+    }
+}
+
+/// `target` relative to the folder of `source`, with `.` and `..` resolved.
+fn resolve_target(source: &str, target: &str) -> Option<String> {
+    let target = target.split(['#', '?']).next().unwrap_or_default();
+    let mut parts: Vec<&str> = if target.starts_with('/') {
+        Vec::new()
+    } else {
+        source.split('/').collect()
+    };
+    if !target.starts_with('/') {
+        parts.pop();
+    }
+    for seg in target.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            s => parts.push(s),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
+}
+
+fn read_rels(pkg: &mut Package<'_>, source: &str) -> Result<Vec<Rel>> {
+    let part = rels_part_for(source);
+    let Some(xml) = pkg.read(&part)? else {
+        return Ok(Vec::new());
+    };
+    let mut rels = Vec::new();
+    walk(&xml, &part, |ev| {
+        if let Ev::Open(e) = ev
+            && e.local == b"Relationship"
+            && matches!(e.ns, Ns::Rels | Ns::Other)
+        {
+            let external = e
+                .attr(None, "TargetMode")
+                .is_some_and(|m| m.eq_ignore_ascii_case("external"));
+            let target = e.attr(None, "Target").unwrap_or_default();
+            rels.push(Rel {
+                id: e.attr(None, "Id").unwrap_or_default(),
+                rel_type: e.attr(None, "Type").unwrap_or_default(),
+                part: if external {
+                    None
+                } else {
+                    resolve_target(source, &target)
+                },
+            });
+        }
+        Ok(())
+    })?;
+    Ok(rels)
+}
+
+// ---- paragraphs being read ----
+
+struct Building {
+    text: String,
+    style: Option<String>,
+    /// A paragraph-level outline level (Word's "this is a heading" without a style).
+    outline: bool,
+    /// Document-order position of the paragraph's start tag.
+    seq: u64,
+    /// The element holding the paragraph, as an index into `Containers`.
+    container: usize,
+}
+
+/// Elements that directly hold paragraphs (a body, a cell, a content control), as
+/// the positions of their start and end tags: a References list inside one ends
+/// with it.
+type Containers = Vec<(u64, u64)>;
+
+fn too_many() -> Error {
+    Error::new(
+        ErrorCode::TooLarge,
+        format!(
+            "The document has more than {MAX_PARAGRAPHS} paragraphs; Casebook will not read it."
+        ),
+    )
+}
+
+// ---- Word ----
+
+const DOCX_MAIN: &str = "word/document.xml";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WKind {
+    Para,
+    PPr,
+    Run,
+    /// A `w:t` inside a run: its text is the document's.
+    Text,
+    Other,
+}
+
+struct WFrame {
+    kind: WKind,
+    seq: u64,
+    /// This element's slot in `Containers`, once a paragraph is found directly in it.
+    container: Option<usize>,
+}
+
+#[derive(Default)]
+struct StyleInfo {
+    name: Option<String>,
+    outline: bool,
+}
+
+fn read_docx(pkg: &mut Package<'_>) -> Result<LocalDocument> {
+    let xml = pkg.require(DOCX_MAIN)?;
+    let styles = docx_styles(pkg);
+
+    let mut frames: Vec<WFrame> = Vec::new();
+    // Depth at which a subtree that is not the document's text began: deleted or
+    // moved-away text, and the Fallback copy of content Word writes twice.
+    let mut skip_from: Option<usize> = None;
+    let mut open: Vec<usize> = Vec::new();
+    let mut paras: Vec<Building> = Vec::new();
+    let mut containers: Containers = Vec::new();
+    let mut seq = 0u64;
+
+    walk(&xml, DOCX_MAIN, |ev| {
+        seq += 1;
+        match ev {
+            Ev::Open(e) => {
+                let depth = frames.len();
+                let parent = frames.last().map(|f| f.kind);
+                if skip_from.is_none()
+                    && (e.is(Ns::W, "del") || e.is(Ns::W, "moveFrom") || e.is(Ns::Mc, "Fallback"))
+                {
+                    skip_from = Some(depth);
+                }
+                let mut kind = WKind::Other;
+                if skip_from.is_none() && e.ns == Ns::W {
+                    match e.local {
+                        b"p" => {
+                            if paras.len() >= MAX_PARAGRAPHS {
+                                return Err(too_many());
+                            }
+                            kind = WKind::Para;
+                            let container = match frames.last_mut() {
+                                Some(f) => match f.container {
+                                    Some(c) => c,
+                                    None => {
+                                        containers.push((f.seq, u64::MAX));
+                                        f.container = Some(containers.len() - 1);
+                                        containers.len() - 1
+                                    }
+                                },
+                                None => {
+                                    containers.push((0, u64::MAX));
+                                    containers.len() - 1
+                                }
+                            };
+                            open.push(paras.len());
+                            paras.push(Building {
+                                text: String::new(),
+                                style: None,
+                                outline: false,
+                                seq,
+                                container,
+                            });
+                        }
+                        b"pPr" if parent == Some(WKind::Para) => kind = WKind::PPr,
+                        b"pStyle" if parent == Some(WKind::PPr) => {
+                            if let Some(&p) = open.last() {
+                                paras[p].style = e.attr(Some(Ns::W), "val");
+                            }
+                        }
+                        b"outlineLvl" if parent == Some(WKind::PPr) => {
+                            if let Some(&p) = open.last() {
+                                paras[p].outline = e
+                                    .attr(Some(Ns::W), "val")
+                                    .and_then(|v| v.trim().parse::<u32>().ok())
+                                    .is_some_and(|v| v < 9);
+                            }
+                        }
+                        b"r" => kind = WKind::Run,
+                        b"t" if parent == Some(WKind::Run) => kind = WKind::Text,
+                        b"tab" | b"ptab" | b"br" | b"cr" if parent == Some(WKind::Run) => {
+                            if let Some(&p) = open.last() {
+                                paras[p].text.push(' ');
+                            }
+                        }
+                        b"noBreakHyphen" if parent == Some(WKind::Run) => {
+                            if let Some(&p) = open.last() {
+                                paras[p].text.push('-');
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                frames.push(WFrame {
+                    kind,
+                    seq,
+                    container: None,
+                });
+            }
+            Ev::Close => {
+                if let Some(f) = frames.pop() {
+                    if let Some(c) = f.container {
+                        containers[c].1 = seq;
+                    }
+                    if f.kind == WKind::Para {
+                        open.pop();
+                    }
+                }
+                if skip_from == Some(frames.len()) {
+                    skip_from = None;
+                }
+            }
+            Ev::Text(t) => {
+                if skip_from.is_none()
+                    && frames.last().is_some_and(|f| f.kind == WKind::Text)
+                    && let Some(&p) = open.last()
+                {
+                    paras[p].text.push_str(t);
+                }
+            }
+        }
+        Ok(())
+    })?;
+
+    let is_heading = |b: &Building| {
+        b.outline
+            || b.style.as_deref().is_some_and(|id| {
+                heading_name(id)
+                    || styles
+                        .get(id)
+                        .is_some_and(|s| s.outline || s.name.as_deref().is_some_and(heading_name))
+            })
+    };
+    let paras: Vec<Building> = paras
+        .into_iter()
+        .filter(|p| !p.text.trim().is_empty())
+        .collect();
+
+    let mut refs_heading = None;
+    let mut refs_range = 0..0;
+    if let Some(h) = paras.iter().rposition(|p| is_references_heading(&p.text)) {
+        let (open_at, close_at) = containers[paras[h].container];
+        let end = paras[h + 1..]
+            .iter()
+            .position(|p| is_heading(p) || p.seq <= open_at || p.seq >= close_at)
+            .map_or(paras.len(), |n| h + 1 + n);
+        refs_heading = Some(h);
+        refs_range = h + 1..end;
+    }
+
+    let mut doc = LocalDocument {
+        kind: DocKind::Docx,
+        paragraphs: Vec::new(),
+        references_heading: None,
+        references: Vec::new(),
+    };
+    for (i, p) in paras.into_iter().enumerate() {
+        if Some(i) == refs_heading {
+            doc.references_heading = Some(p.text.trim().to_owned());
+        } else if refs_range.contains(&i) {
+            doc.references.push(p.text.trim().to_owned());
+        } else {
+            doc.paragraphs.push(Paragraph {
+                index: doc.paragraphs.len() as u32,
+                text: p.text,
+                slide: None,
+                style: p.style,
+            });
+        }
+    }
+    Ok(doc)
+}
+
+/// Style ids and names such as "Heading1", "heading 1", "Title", "TOC Heading".
+fn heading_name(s: &str) -> bool {
+    let s = s.to_ascii_lowercase();
+    s.starts_with("title") || s.contains("heading")
+}
+
+/// Paragraph styles by id. A document without a readable styles part is still
+/// read; its headings are then known by style id alone.
+fn docx_styles(pkg: &mut Package<'_>) -> HashMap<String, StyleInfo> {
+    let part = read_rels(pkg, DOCX_MAIN)
+        .ok()
+        .and_then(|rels| {
+            rels.into_iter()
+                .find(|r| r.rel_type.ends_with("/styles"))
+                .and_then(|r| r.part)
+        })
+        .unwrap_or_else(|| "word/styles.xml".to_owned());
+    let Ok(Some(xml)) = pkg.read(&part) else {
+        return HashMap::new();
+    };
+    let mut styles = HashMap::new();
+    let mut depth = 0usize;
+    let mut current: Option<(String, StyleInfo)> = None;
+    let walked = walk(&xml, &part, |ev| {
+        match ev {
+            Ev::Open(e) => {
+                depth += 1;
+                if depth == 2 && e.is(Ns::W, "style") {
+                    current = e
+                        .attr(Some(Ns::W), "styleId")
+                        .map(|id| (id, StyleInfo::default()));
+                } else if let Some((_, info)) = current.as_mut() {
+                    if depth == 3 && e.is(Ns::W, "name") {
+                        info.name = e.attr(Some(Ns::W), "val");
+                    } else if depth == 4 && e.is(Ns::W, "outlineLvl") {
+                        info.outline = e
+                            .attr(Some(Ns::W), "val")
+                            .and_then(|v| v.trim().parse::<u32>().ok())
+                            .is_some_and(|v| v < 9);
+                    }
+                }
+            }
+            Ev::Close => {
+                if depth == 2
+                    && let Some((id, info)) = current.take()
+                {
+                    styles.insert(id, info);
+                }
+                depth = depth.saturating_sub(1);
+            }
+            Ev::Text(_) => {}
+        }
+        Ok(())
+    });
+    if walked.is_err() {
+        return HashMap::new();
+    }
+    styles
+}
+
+// ---- PowerPoint ----
+
+const PPTX_MAIN: &str = "ppt/presentation.xml";
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AKind {
+    Para,
+    /// `a:r` or `a:fld`: runs whose `a:t` is text.
+    Run,
+    Text,
+    Shape,
+    NvSpPr,
+    NvPr,
+    Other,
+}
+
+struct SlidePara {
+    text: String,
+    /// "Title" or "Subtitle" for paragraphs of such a placeholder.
+    style: Option<&'static str>,
+}
+
+fn read_pptx(pkg: &mut Package<'_>) -> Result<LocalDocument> {
+    let pres = pkg.require(PPTX_MAIN)?;
+    let rels = read_rels(pkg, PPTX_MAIN)?;
+
+    let mut ids: Vec<String> = Vec::new();
+    let mut path: Vec<(Ns, bool)> = Vec::new();
+    walk(&pres, PPTX_MAIN, |ev| {
+        match ev {
+            Ev::Open(e) => {
+                let in_list = path.last().is_some_and(|&(_, l)| l);
+                if in_list && e.is(Ns::P, "sldId") {
+                    if ids.len() >= MAX_PARAGRAPHS {
+                        return Err(too_many());
+                    }
+                    ids.push(e.attr(Some(Ns::R), "id").unwrap_or_default());
+                }
+                path.push((e.ns, path.len() == 1 && e.is(Ns::P, "sldIdLst")));
+            }
+            Ev::Close => {
+                path.pop();
+            }
+            Ev::Text(_) => {}
+        }
+        Ok(())
+    })?;
+
+    let mut slides: Vec<Vec<SlidePara>> = Vec::with_capacity(ids.len().min(4096));
+    let mut total = 0usize;
+    for (n, rid) in ids.iter().enumerate() {
+        let part = rels
+            .iter()
+            .find(|r| &r.id == rid)
+            .and_then(|r| r.part.clone())
+            .ok_or_else(|| {
+                corrupt(format_args!(
+                    "slide {} ({rid}) has no part in the package",
+                    n + 1
+                ))
+            })?;
+        let xml = pkg.require(&part)?;
+        let paras = slide_paragraphs(&xml, &part, MAX_PARAGRAPHS - total)?;
+        total += paras.len();
+        slides.push(paras);
+    }
+
+    let title_of = |s: &[SlidePara]| -> (String, Vec<bool>) {
+        let titles: Vec<bool> = s.iter().map(|p| p.style == Some("Title")).collect();
+        if titles.iter().any(|&t| t) {
+            let text = s
+                .iter()
+                .filter(|p| p.style == Some("Title"))
+                .map(|p| p.text.trim())
+                .collect::<Vec<_>>()
+                .join(" ");
+            (text, titles)
+        } else {
+            // A slide without a title placeholder: its first paragraph heads it.
+            let mut first = vec![false; s.len()];
+            if let Some(f) = first.first_mut() {
+                *f = true;
+            }
+            (
+                s.first()
+                    .map(|p| p.text.trim().to_owned())
+                    .unwrap_or_default(),
+                first,
+            )
+        }
+    };
+    let refs_at = slides
+        .iter()
+        .rposition(|s| is_references_heading(&title_of(s).0));
+
+    let mut doc = LocalDocument {
+        kind: DocKind::Pptx,
+        paragraphs: Vec::new(),
+        references_heading: None,
+        references: Vec::new(),
+    };
+    for (si, s) in slides.into_iter().enumerate() {
+        if Some(si) == refs_at {
+            let (heading, is_title) = title_of(&s);
+            doc.references_heading = Some(heading);
+            doc.references.extend(
+                s.into_iter()
+                    .zip(is_title)
+                    .filter(|(_, t)| !t)
+                    .map(|(p, _)| p.text.trim().to_owned()),
+            );
+            continue;
+        }
+        for p in s {
+            doc.paragraphs.push(Paragraph {
+                index: doc.paragraphs.len() as u32,
+                text: p.text,
+                slide: Some(si as u32 + 1),
+                style: p.style.map(str::to_owned),
+            });
+        }
+    }
+    Ok(doc)
+}
+
+/// A slide's non-blank paragraphs in shape order: shapes, groups, tables.
+fn slide_paragraphs(xml: &[u8], part: &str, room: usize) -> Result<Vec<SlidePara>> {
+    let mut frames: Vec<AKind> = Vec::new();
+    let mut skip_from: Option<usize> = None;
+    // The placeholder style of each open shape, innermost last.
+    let mut shapes: Vec<Option<&'static str>> = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
+    let mut paras: Vec<SlidePara> = Vec::new();
+    walk(xml, part, |ev| {
+        match ev {
+            Ev::Open(e) => {
+                let depth = frames.len();
+                let parent = frames.last().copied();
+                if skip_from.is_none() && e.is(Ns::Mc, "Fallback") {
+                    skip_from = Some(depth);
+                }
+                let mut kind = AKind::Other;
+                if skip_from.is_none() {
+                    match (e.ns, e.local) {
+                        (Ns::A, b"p") => {
+                            if paras.len() >= room {
+                                return Err(too_many());
+                            }
+                            kind = AKind::Para;
+                            open.push(paras.len());
+                            paras.push(SlidePara {
+                                text: String::new(),
+                                style: shapes.last().copied().flatten(),
+                            });
+                        }
+                        (Ns::A, b"r" | b"fld") => kind = AKind::Run,
+                        (Ns::A, b"t") if parent == Some(AKind::Run) => kind = AKind::Text,
+                        (Ns::A, b"br") if parent == Some(AKind::Para) => {
+                            if let Some(&p) = open.last() {
+                                paras[p].text.push(' ');
+                            }
+                        }
+                        (Ns::P, b"sp") => {
+                            kind = AKind::Shape;
+                            shapes.push(None);
+                        }
+                        (Ns::P, b"nvSpPr") if parent == Some(AKind::Shape) => kind = AKind::NvSpPr,
+                        (Ns::P, b"nvPr") if parent == Some(AKind::NvSpPr) => kind = AKind::NvPr,
+                        (Ns::P, b"ph") if parent == Some(AKind::NvPr) => {
+                            let style = match e.attr(None, "type").as_deref() {
+                                Some("title" | "ctrTitle") => Some("Title"),
+                                Some("subTitle") => Some("Subtitle"),
+                                _ => None,
+                            };
+                            if let Some(s) = shapes.last_mut() {
+                                *s = style;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                frames.push(kind);
+            }
+            Ev::Close => {
+                match frames.pop() {
+                    Some(AKind::Para) => {
+                        open.pop();
+                    }
+                    Some(AKind::Shape) => {
+                        shapes.pop();
+                    }
+                    _ => {}
+                }
+                if skip_from == Some(frames.len()) {
+                    skip_from = None;
+                }
+            }
+            Ev::Text(t) => {
+                if skip_from.is_none()
+                    && frames.last() == Some(&AKind::Text)
+                    && let Some(&p) = open.last()
+                {
+                    paras[p].text.push_str(t);
+                }
+            }
+        }
+        Ok(())
+    })?;
+    paras.retain(|p| !p.text.trim().is_empty());
+    Ok(paras)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_resolve_against_the_source_folder() {
+        assert_eq!(
+            resolve_target("ppt/presentation.xml", "slides/slide1.xml").as_deref(),
+            Some("ppt/slides/slide1.xml")
+        );
+        assert_eq!(
+            resolve_target("ppt/slides/slide1.xml", "../slideLayouts/l.xml").as_deref(),
+            Some("ppt/slideLayouts/l.xml")
+        );
+        assert_eq!(
+            resolve_target("ppt/presentation.xml", "/ppt/slides/slide2.xml").as_deref(),
+            Some("ppt/slides/slide2.xml")
+        );
+        assert_eq!(resolve_target("a.xml", "../../x.xml"), None);
+        assert_eq!(
+            rels_part_for("ppt/presentation.xml"),
+            "ppt/_rels/presentation.xml.rels"
+        );
+    }
+
+    #[test]
+    fn references_headings() {
+        for yes in ["References", "bibliography:", " Works Cited ", "SOURCES"] {
+            assert!(is_references_heading(yes), "{yes}");
+        }
+        for no in ["Referencesx", "The references", ""] {
+            assert!(!is_references_heading(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn empty_and_non_zip_input_are_errors() {
+        assert_eq!(read(b"").unwrap_err().code, ErrorCode::EmptyFile);
+        assert_eq!(read(b"hello").unwrap_err().code, ErrorCode::NotADocument);
+        assert!(read(b"PK\x03\x04").is_err());
+    }
+}
