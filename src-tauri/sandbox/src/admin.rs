@@ -1,9 +1,36 @@
 //! `POST /_sandbox/faults`: switches faults on a running sandbox over HTTP, so a
 //! test can drive the sandbox inside the app it is testing. Sandbox-only, needs the
 //! bearer key, and the sandbox only listens on 127.0.0.1.
+//!
+//! The body is a JSON object; every field is optional, fields left out stay as they
+//! are, and `"clear": true` (applied first) switches everything off. Unknown fields
+//! are refused with 400. Faults:
+//!
+//! - `latencyMs`, `dropStreamAfter`, `tinyChunks`, `crlf`, `slowDripMs`,
+//!   `storm: {count, retryAfter}`, `fail: {nth, kind: "500" | "malformed_json"}`.
+//!
+//! Variants, the other legal answers to what the contract leaves "not shown" (see
+//! [`crate::faults`]):
+//!
+//! - `eventIds`: `"all"` (default), `"none"`, `"some"` (every third event) or
+//!   `"opaque"` (non-numeric tokens, still good for `Last-Event-ID`);
+//! - `completionEvent`: the wire name of the event ending a completed mission
+//!   (`""`: back to `session.completed`);
+//! - `doneStatus204`: `true` to answer 204 to stream requests for a finished session
+//!   once it has been streamed to its end;
+//! - `stream429`: the next N stream requests answer 429, with `Retry-After` of
+//!   `stream429RetryAfter` seconds (default 1), given as an HTTP date when
+//!   `stream429RetryAfterDate` is `true`;
+//! - `silenceMs` + `silenceAfter`: each stream connection sends nothing for
+//!   `silenceMs` ms after `silenceAfter` events (default 0), then carries on
+//!   (`silenceMs: 0`: off);
+//! - `parseShape`: `"default"`, `"alternate"` or `"text"`;
+//! - `successStatus`: 200, 201 or 202 for successful parse, cite and session-create
+//!   answers (0: each endpoint's own);
+//! - `htmlErrors`: `true` for HTML bodies on 413 and 429 answers.
 
-use crate::auth::{bearer, error};
-use crate::{Failure, Shared};
+use crate::auth::{bearer, error, error_with};
+use crate::{EventIds, Failure, ParseShape, Shared};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -25,6 +52,21 @@ struct FaultRequest {
     slow_drip_ms: Option<u64>,
     storm: Option<Storm>,
     fail: Option<Fail>,
+    event_ids: Option<String>,
+    completion_event: Option<String>,
+    #[serde(rename = "doneStatus204")]
+    done_status_204: Option<bool>,
+    #[serde(rename = "stream429")]
+    stream_429: Option<u64>,
+    #[serde(rename = "stream429RetryAfter")]
+    stream_429_retry_after: Option<u64>,
+    #[serde(rename = "stream429RetryAfterDate")]
+    stream_429_retry_after_date: Option<bool>,
+    silence_ms: Option<u64>,
+    silence_after: Option<u64>,
+    parse_shape: Option<String>,
+    success_status: Option<u16>,
+    html_errors: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -41,6 +83,15 @@ struct Fail {
     nth: u64,
     /// "500" or "malformed_json".
     kind: String,
+}
+
+fn invalid(field: &str, message: &str) -> Response {
+    error_with(
+        StatusCode::BAD_REQUEST,
+        "invalid_field",
+        message,
+        serde_json::json!({ "field": field }),
+    )
 }
 
 pub fn routes() -> axum::Router<Arc<Shared>> {
@@ -65,9 +116,82 @@ async fn set_faults(
             );
         }
     };
+    // Checked before anything changes, so a refused request changes nothing.
+    let event_ids = match req.event_ids.as_deref().map(|n| (n, EventIds::parse(n))) {
+        None => None,
+        Some((_, Some(ids))) => Some(ids),
+        Some((name, None)) => {
+            return invalid(
+                "eventIds",
+                &format!("eventIds {name:?} is not one of all, none, some, opaque."),
+            );
+        }
+    };
+    let parse_shape = match req
+        .parse_shape
+        .as_deref()
+        .map(|n| (n, ParseShape::parse(n)))
+    {
+        None => None,
+        Some((_, Some(shape))) => Some(shape),
+        Some((name, None)) => {
+            return invalid(
+                "parseShape",
+                &format!("parseShape {name:?} is not one of default, alternate, text."),
+            );
+        }
+    };
+    let success_status = match req.success_status {
+        None => None,
+        Some(0) => Some(None),
+        Some(code @ (200 | 201 | 202)) => Some(StatusCode::from_u16(code).ok()),
+        Some(code) => {
+            return invalid(
+                "successStatus",
+                &format!("successStatus {code} is not 200, 201 or 202 (or 0 for the default)."),
+            );
+        }
+    };
+    if req.silence_after.is_some() && req.silence_ms.is_none() {
+        return invalid("silenceAfter", "silenceAfter needs silenceMs.");
+    }
+    if req.stream_429_retry_after.is_some() && req.stream_429.is_none() {
+        return invalid(
+            "stream429RetryAfter",
+            "stream429RetryAfter needs stream429.",
+        );
+    }
+
     let f = &shared.faults;
     if req.clear == Some(true) {
         f.clear();
+    }
+    if let Some(ids) = event_ids {
+        f.set_event_ids(ids);
+    }
+    if let Some(name) = req.completion_event.as_deref() {
+        f.set_completion_event(Some(name));
+    }
+    if let Some(on) = req.done_status_204 {
+        f.set_done_status_204(on);
+    }
+    if let Some(n) = req.stream_429 {
+        f.set_stream_429(n, req.stream_429_retry_after.unwrap_or(1));
+    }
+    if let Some(on) = req.stream_429_retry_after_date {
+        f.set_stream_429_retry_after_date(on);
+    }
+    if let Some(ms) = req.silence_ms {
+        f.set_silence(req.silence_after.unwrap_or(0), Duration::from_millis(ms));
+    }
+    if let Some(shape) = parse_shape {
+        f.set_parse_shape(shape);
+    }
+    if let Some(status) = success_status {
+        f.set_success_status(status);
+    }
+    if let Some(on) = req.html_errors {
+        f.set_html_errors(on);
     }
     if let Some(ms) = req.latency_ms {
         f.set_latency(Duration::from_millis(ms));

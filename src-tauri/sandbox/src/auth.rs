@@ -38,6 +38,18 @@ pub fn rate_limited(retry_after_secs: u64) -> Response {
     resp
 }
 
+/// A 429 whose `Retry-After` is given as is (seconds or an HTTP date).
+pub fn rate_limited_with(retry_after: HeaderValue) -> Response {
+    let when = retry_after.to_str().unwrap_or("later").to_owned();
+    let mut resp = error(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        &format!("Too many requests: retry after {when}."),
+    );
+    resp.headers_mut().insert(header::RETRY_AFTER, retry_after);
+    resp
+}
+
 /// Authenticates the request and charges it to its key's rate limit.
 /// Returns the key, or the 401/429 response to send.
 pub fn admit(shared: &Shared, headers: &HeaderMap) -> Result<String, Response> {

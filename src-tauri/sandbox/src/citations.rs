@@ -1,8 +1,9 @@
 //! The citation service: health, parse, cite, and the account endpoint.
 
-use crate::Shared;
 use crate::auth::{admit, error, error_with};
-use crate::engine::{self, CiteOptions, EngineError, Kind, Mode};
+use crate::body::read_limited;
+use crate::engine::{self, CiteOptions, EngineError, Kind, Mode, Parsed};
+use crate::{ParseShape, Shared};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -11,15 +12,12 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The contract's request-body limit.
-pub const MAX_BODY_BYTES: usize = 12 * 1024 * 1024;
 /// The sandbox's bound on citations per paragraph.
 pub const MAX_CITATIONS: u64 = 5;
 const SESSION_COOKIE: &str = "cb_session";
@@ -48,41 +46,6 @@ async fn health() -> Json<Value> {
         "version": env!("CARGO_PKG_VERSION"),
         "sandbox": true,
     }))
-}
-
-/// Reads at most [`MAX_BODY_BYTES`]; a larger body is refused as soon as that is
-/// known (from `Content-Length`, or from the bytes read), without reading the rest.
-async fn read_limited(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, Response> {
-    let too_large = || {
-        error(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
-            "The request body is larger than 12 MB.",
-        )
-    };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<usize>().ok());
-    if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
-        return Err(too_large());
-    }
-    let mut buf = Vec::with_capacity(declared.unwrap_or(0));
-    let mut stream = body.into_data_stream();
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| {
-            error(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                &format!("Cannot read the body: {e}"),
-            )
-        })?;
-        if buf.len() + chunk.len() > MAX_BODY_BYTES {
-            return Err(too_large());
-        }
-        buf.extend_from_slice(&chunk);
-    }
-    Ok(buf)
 }
 
 fn bad(code: &str, message: &str) -> Response {
@@ -231,11 +194,72 @@ async fn parse(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body
             Input::Essay(text) => engine::parse_text(&text),
             Input::File(bytes) => engine::parse(&bytes).map_err(engine_error)?,
         };
-        Ok::<_, Response>(Json(parsed).into_response())
+        Ok::<_, Response>(parse_answer(&shared, &parsed))
     }
     .await;
     shared.citations.parse_calls.fetch_add(1, Ordering::Relaxed);
     result.unwrap_or_else(|r| r)
+}
+
+/// A parse result in the shape the `parseShape` variant asks for.
+fn parse_answer(shared: &Shared, parsed: &Parsed) -> Response {
+    let status = shared.faults.success_status(StatusCode::OK);
+    match shared.faults.parse_shape() {
+        ParseShape::Default => (status, Json(parsed)).into_response(),
+        ParseShape::Alternate => {
+            let blocks: Vec<Value> = parsed
+                .paragraphs
+                .iter()
+                .map(|p| {
+                    let mut b = json!({"content": p.text, "position": p.index});
+                    if let Some(slide) = p.slide {
+                        b["slideNumber"] = json!(slide);
+                    }
+                    if let Some(style) = &p.style {
+                        b["styleName"] = json!(style);
+                    }
+                    b
+                })
+                .collect();
+            let bibliography: Vec<Value> = parsed
+                .references
+                .iter()
+                .map(|r| json!({"content": r.text}))
+                .collect();
+            let body = json!({
+                "blocks": blocks,
+                "bibliography": bibliography,
+                "meta": {
+                    "format": parsed.kind,
+                    "bibliographyTitle": parsed.references_heading,
+                    "blockCount": parsed.paragraphs.len(),
+                },
+            });
+            (status, Json(body)).into_response()
+        }
+        ParseShape::Text => {
+            let mut text = String::new();
+            for p in &parsed.paragraphs {
+                text.push_str(&p.text.replace('\n', " "));
+                text.push('\n');
+            }
+            if !parsed.references.is_empty() {
+                text.push('\n');
+                text.push_str(parsed.references_heading.as_deref().unwrap_or("References"));
+                text.push('\n');
+                for r in &parsed.references {
+                    text.push_str(&r.text.replace('\n', " "));
+                    text.push('\n');
+                }
+            }
+            (
+                status,
+                [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+                text,
+            )
+                .into_response()
+        }
+    }
 }
 
 async fn cite(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
@@ -273,12 +297,15 @@ async fn cite(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body)
             }
         };
         Ok::<_, Response>(
-            Json(json!({
-                "documentBase64": B64.encode(&bytes),
-                "kind": kind,
-                "stats": stats,
-            }))
-            .into_response(),
+            (
+                shared.faults.success_status(StatusCode::OK),
+                Json(json!({
+                    "documentBase64": B64.encode(&bytes),
+                    "kind": kind,
+                    "stats": stats,
+                })),
+            )
+                .into_response(),
         )
     }
     .await;

@@ -2,8 +2,28 @@
 //! nothing: latency, dropped streams, tiny SSE chunks, CRLF line endings, a 500 or a
 //! malformed JSON body on the Nth request, slow-drip bodies and 429 storms.
 //!
-//! All off by default. The sandbox only ever binds 127.0.0.1, so these never reach
-//! anyone else.
+//! Besides faults, the same handle holds *variants*: for each point the contract
+//! leaves "not shown", the other answers a legal server could give, so a client can
+//! be tested against more servers than this one. They are:
+//!
+//! - [`EventIds`] ([`Faults::set_event_ids`]): every, no, every third, or opaque
+//!   `id:` lines on event streams;
+//! - [`Faults::set_completion_event`]: another name for the event that ends a
+//!   completed mission;
+//! - [`Faults::set_done_status_204`]: a stream request for a session that is over and
+//!   was streamed to its end answers `204 No Content`;
+//! - [`Faults::set_stream_429`]: the next stream requests answer 429, with
+//!   `Retry-After` in seconds or as an HTTP date;
+//! - [`Faults::set_silence`]: a stream goes silent (not even keep-alives) for a while
+//!   after some events;
+//! - [`ParseShape`] ([`Faults::set_parse_shape`]): the parse answer in another JSON
+//!   shape, or as `text/plain`;
+//! - [`Faults::set_success_status`]: 200, 201 or 202 for every successful parse, cite
+//!   and session create;
+//! - [`Faults::set_html_errors`]: 413 and 429 answers with an HTML page, not JSON.
+//!
+//! All off by default, and [`Faults::clear`] switches everything back. The sandbox
+//! only ever binds 127.0.0.1, so these never reach anyone else.
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -25,6 +45,76 @@ pub enum Failure {
     MalformedJson,
 }
 
+/// Which events of a stream carry an `id:` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EventIds {
+    /// Every event, the decimal sequence number.
+    #[default]
+    All,
+    /// No event has an `id:` line, so a reconnect cannot resume.
+    None,
+    /// Only every third event (sequence numbers 3, 6, 9, …).
+    Some,
+    /// Every event, as an opaque token that is not a number; `Last-Event-ID` with
+    /// one resumes after that event.
+    Opaque,
+}
+
+impl EventIds {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "all" => Some(Self::All),
+            "none" => Some(Self::None),
+            "some" => Some(Self::Some),
+            "opaque" => Some(Self::Opaque),
+            _ => None,
+        }
+    }
+
+    fn index(self) -> u64 {
+        match self {
+            Self::All => 0,
+            Self::None => 1,
+            Self::Some => 2,
+            Self::Opaque => 3,
+        }
+    }
+
+    fn from_index(i: u64) -> Self {
+        match i {
+            1 => Self::None,
+            2 => Self::Some,
+            3 => Self::Opaque,
+            _ => Self::All,
+        }
+    }
+}
+
+/// How the parse endpoint answers a successful request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ParseShape {
+    /// `{"kind", "paragraphs", "references", "referencesHeading"}`.
+    #[default]
+    Default,
+    /// `{"blocks": [{"content", …}], "bibliography": [{"content", …}], "meta": {…}}`:
+    /// no `paragraphs` key at all.
+    Alternate,
+    /// `text/plain`: one paragraph a line, a blank line, then the references section
+    /// (its heading, then one entry a line).
+    Text,
+}
+
+impl ParseShape {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "default" => Some(Self::Default),
+            "alternate" => Some(Self::Alternate),
+            "text" => Some(Self::Text),
+            _ => None,
+        }
+    }
+}
+
 #[derive(Default)]
 struct State_ {
     latency_ms: AtomicU64,
@@ -36,6 +126,17 @@ struct State_ {
     storm_retry_after: AtomicU64,
     requests: AtomicU64,
     fail: Mutex<Option<(u64, Failure)>>,
+    event_ids: AtomicU64,
+    completion_event: Mutex<Option<String>>,
+    done_status_204: AtomicBool,
+    stream_429_remaining: AtomicU64,
+    stream_429_retry_after: AtomicU64,
+    stream_429_date: AtomicBool,
+    silence_after: AtomicU64,
+    silence_ms: AtomicU64,
+    parse_shape: Mutex<ParseShape>,
+    success_status: AtomicU64,
+    html_errors: AtomicBool,
 }
 
 /// A handle on one sandbox's faults; clones share state.
@@ -101,7 +202,121 @@ impl Faults {
         *self.0.fail.lock().unwrap() = Some((base + n.max(1), failure));
     }
 
-    /// Switches every fault off.
+    /// Which stream events carry an `id:` line, and what it looks like.
+    pub fn set_event_ids(&self, ids: EventIds) {
+        self.0.event_ids.store(ids.index(), Ordering::SeqCst);
+    }
+
+    pub fn event_ids(&self) -> EventIds {
+        EventIds::from_index(self.0.event_ids.load(Ordering::SeqCst))
+    }
+
+    /// Streams name the event that ends a completed mission `name` instead of
+    /// `session.completed` (`None`: back to `session.completed`). Only the name on
+    /// the wire changes; the payload is the same.
+    pub fn set_completion_event(&self, name: Option<&str>) {
+        *lock(&self.0.completion_event) = name.filter(|n| !n.is_empty()).map(str::to_owned);
+    }
+
+    pub fn completion_event(&self) -> Option<String> {
+        lock(&self.0.completion_event).clone()
+    }
+
+    /// A stream request for a session whose turn is over (complete or waiting)
+    /// answers `204 No Content`, the WHATWG signal to stop reconnecting, once some
+    /// connection has sent that session's stream to its end, or when the request
+    /// resumes after the last event.
+    pub fn set_done_status_204(&self, on: bool) {
+        self.0.done_status_204.store(on, Ordering::SeqCst);
+    }
+
+    pub fn done_status_204(&self) -> bool {
+        self.0.done_status_204.load(Ordering::SeqCst)
+    }
+
+    /// The next `count` stream requests (after authentication) answer 429 with
+    /// `Retry-After: retry_after_secs`.
+    pub fn set_stream_429(&self, count: u64, retry_after_secs: u64) {
+        self.0
+            .stream_429_retry_after
+            .store(retry_after_secs, Ordering::SeqCst);
+        self.0.stream_429_remaining.store(count, Ordering::SeqCst);
+    }
+
+    /// Stream 429s give `Retry-After` as an HTTP date (now plus the seconds) rather
+    /// than as seconds.
+    pub fn set_stream_429_retry_after_date(&self, on: bool) {
+        self.0.stream_429_date.store(on, Ordering::SeqCst);
+    }
+
+    /// Takes one of the stream 429s still to give: its `Retry-After` value.
+    pub fn take_stream_429(&self) -> Option<HeaderValue> {
+        self.0
+            .stream_429_remaining
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |r| r.checked_sub(1))
+            .ok()?;
+        let secs = self.0.stream_429_retry_after.load(Ordering::SeqCst);
+        if self.0.stream_429_date.load(Ordering::SeqCst) {
+            Some(http_date_in(secs))
+        } else {
+            Some(HeaderValue::from(secs))
+        }
+    }
+
+    /// After sending `after` events, each stream connection sends nothing at all,
+    /// keep-alive comments included, for `pause`, then carries on (a zero pause: off).
+    pub fn set_silence(&self, after: u64, pause: Duration) {
+        self.0.silence_after.store(after, Ordering::SeqCst);
+        self.0
+            .silence_ms
+            .store(pause.as_millis() as u64, Ordering::SeqCst);
+    }
+
+    /// `(after, pause)` when streams are to fall silent.
+    pub fn silence(&self) -> Option<(u64, Duration)> {
+        match self.0.silence_ms.load(Ordering::SeqCst) {
+            0 => None,
+            ms => Some((
+                self.0.silence_after.load(Ordering::SeqCst),
+                Duration::from_millis(ms),
+            )),
+        }
+    }
+
+    pub fn set_parse_shape(&self, shape: ParseShape) {
+        *lock(&self.0.parse_shape) = shape;
+    }
+
+    pub fn parse_shape(&self) -> ParseShape {
+        *lock(&self.0.parse_shape)
+    }
+
+    /// Successful parse, cite and session-create answers use this status (200, 201 or
+    /// 202; `None`: each endpoint's own, 200 for parse and cite, 201 for create).
+    pub fn set_success_status(&self, status: Option<StatusCode>) {
+        let code = status.map_or(0, |s| u64::from(s.as_u16()));
+        self.0.success_status.store(code, Ordering::SeqCst);
+    }
+
+    /// The status for a successful answer whose own status is `usual`.
+    pub fn success_status(&self, usual: StatusCode) -> StatusCode {
+        match self.0.success_status.load(Ordering::SeqCst) {
+            0 => usual,
+            code => StatusCode::from_u16(code as u16).unwrap_or(usual),
+        }
+    }
+
+    /// 413 and 429 answers carry a small HTML page (`text/html`) instead of the JSON
+    /// error; a 429 keeps its `Retry-After`.
+    pub fn set_html_errors(&self, on: bool) {
+        self.0.html_errors.store(on, Ordering::SeqCst);
+    }
+
+    pub fn html_errors(&self) -> bool {
+        self.0.html_errors.load(Ordering::SeqCst)
+    }
+
+    /// Switches every fault and variant off.
     pub fn clear(&self) {
         self.set_latency(Duration::ZERO);
         self.set_drop_stream_after(0);
@@ -110,6 +325,15 @@ impl Faults {
         self.set_slow_drip(Duration::ZERO);
         self.0.storm_remaining.store(0, Ordering::SeqCst);
         *self.0.fail.lock().unwrap() = None;
+        self.set_event_ids(EventIds::All);
+        self.set_completion_event(None);
+        self.set_done_status_204(false);
+        self.set_stream_429(0, 0);
+        self.set_stream_429_retry_after_date(false);
+        self.set_silence(0, Duration::ZERO);
+        self.set_parse_shape(ParseShape::Default);
+        self.set_success_status(None);
+        self.set_html_errors(false);
     }
 
     /// Requests seen so far (health checks included).
@@ -142,8 +366,55 @@ impl Faults {
     }
 }
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// `Retry-After` as an IMF-fixdate `secs` from now, rounded up to the next whole
+/// second so the date is never earlier than the wait it stands for.
+fn http_date_in(secs: u64) -> HeaderValue {
+    const FORMAT: &[time::format_description::BorrowedFormatItem<'_>] = time::macros::format_description!(
+        "[weekday repr:short], [day] [month repr:short] [year] [hour]:[minute]:[second] GMT"
+    );
+    let now = time::OffsetDateTime::now_utc();
+    let at = now.replace_nanosecond(0).unwrap_or(now)
+        + time::Duration::seconds(i64::try_from(secs).unwrap_or(i64::MAX / 2) + 1);
+    let text = at
+        .format(FORMAT)
+        .unwrap_or_else(|_| "Thu, 01 Jan 1970 00:00:00 GMT".to_owned());
+    HeaderValue::from_str(&text).unwrap_or(HeaderValue::from_static("1"))
+}
+
+/// The HTML page that replaces a 413's or 429's JSON body under `htmlErrors`.
+fn html_error(resp: Response) -> Response {
+    let (mut parts, _) = resp.into_parts();
+    let title = match parts.status {
+        StatusCode::PAYLOAD_TOO_LARGE => "413 Request Entity Too Large",
+        _ => "429 Too Many Requests",
+    };
+    let page = format!(
+        "<!DOCTYPE html>\n<html><head><title>{title}</title></head>\n<body><h1>{title}</h1><hr><p>casebook-sandbox</p></body></html>\n"
+    );
+    parts.headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(page))
+}
+
 /// The middleware that applies request-level faults to every route.
 pub async fn apply(State(faults): State<Faults>, req: Request, next: Next) -> Response {
+    let resp = apply_inner(&faults, req, next).await;
+    let html = faults.html_errors()
+        && matches!(
+            resp.status(),
+            StatusCode::PAYLOAD_TOO_LARGE | StatusCode::TOO_MANY_REQUESTS
+        );
+    if html { html_error(resp) } else { resp }
+}
+
+async fn apply_inner(faults: &Faults, req: Request, next: Next) -> Response {
     let n = faults.0.requests.fetch_add(1, Ordering::SeqCst) + 1;
     let latency = faults.0.latency_ms.load(Ordering::SeqCst);
     if latency > 0 {

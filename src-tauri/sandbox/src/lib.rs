@@ -12,6 +12,7 @@
 
 mod admin;
 mod auth;
+mod body;
 mod citations;
 mod discovery;
 pub mod engine;
@@ -21,7 +22,7 @@ mod ratelimit;
 mod rng;
 mod routes;
 
-pub use faults::{Failure, Faults};
+pub use faults::{EventIds, Failure, Faults, ParseShape};
 pub use ratelimit::RateLimit;
 
 use std::net::SocketAddr;
@@ -52,6 +53,12 @@ pub struct SandboxConfig {
     pub keys: Vec<String>,
     pub pace: Pace,
     pub rate_limit: RateLimit,
+    /// Events a mission plays when its create request does not say (the `events`
+    /// extension); `None` lets each mission pick its own length.
+    pub mission_events: Option<u64>,
+    /// The pause before each event when the create request does not say (the
+    /// `paceMs` extension); `None` follows [`Pace`].
+    pub mission_pace_ms: Option<u64>,
 }
 
 impl Default for SandboxConfig {
@@ -62,6 +69,8 @@ impl Default for SandboxConfig {
             keys: Vec::new(),
             pace: Pace::Realistic,
             rate_limit: RateLimit::default(),
+            mission_events: None,
+            mission_pace_ms: None,
         }
     }
 }
@@ -150,7 +159,11 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
         citations: citations::Accounts::default(),
         missions: missions::Missions::open(
             config.data_dir.as_deref(),
-            config.pace,
+            missions::Defaults {
+                pace: config.pace,
+                pace_ms: config.mission_pace_ms,
+                events: config.mission_events,
+            },
             faults.clone(),
         )?,
     });

@@ -25,6 +25,13 @@ struct Args {
     /// Requests per minute each key may make (0: unlimited).
     #[arg(long, default_value_t = RateLimit::default().per_minute)]
     rate_limit: u32,
+    /// Events a mission plays unless its create request sets `events` (10-100000).
+    #[arg(long)]
+    mission_events: Option<u64>,
+    /// Milliseconds between a mission's events unless its create request sets
+    /// `paceMs` (0-60000); overrides --pace for missions.
+    #[arg(long)]
+    mission_pace_ms: Option<u64>,
 }
 
 #[tokio::main]
@@ -43,6 +50,8 @@ async fn main() -> std::io::Result<()> {
             per_minute: args.rate_limit,
             ..RateLimit::default()
         },
+        mission_events: args.mission_events,
+        mission_pace_ms: args.mission_pace_ms,
     })
     .await?;
     if demo {

@@ -18,14 +18,19 @@
 //! - `"events": N`: stretch (or shrink) the turn to about N events by playing more
 //!   (or fewer) search rounds; clamped to 10..=100 000.
 //!
-//! Both must be non-negative integers; anything else is `400 invalid_field`.
+//! Both must be non-negative integers; anything else is `400 invalid_field`. When a
+//! request leaves one out, the sandbox's own default applies
+//! (`SandboxConfig::mission_pace_ms` / `mission_events`, the binary's
+//! `--mission-pace-ms` / `--mission-events`), and failing that the sandbox's pace and
+//! a length the mission picks.
 
 mod message;
 mod script;
 mod session;
 mod stream;
 
-use crate::auth::{admit, error, error_with};
+use crate::auth::{admit, error, error_with, rate_limited_with};
+use crate::body::read_limited;
 use crate::{Faults, Pace, Shared};
 use axum::Router;
 use axum::body::Body;
@@ -37,16 +42,25 @@ use serde_json::{Value, json};
 use session::{Gaps, Meta, Session, Status};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use tokio::sync::watch;
 
 const MAX_PACE_MS: u64 = 60_000;
 
+/// What a mission gets when its create request leaves the extensions out.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Defaults {
+    pub pace: Pace,
+    pub pace_ms: Option<u64>,
+    pub events: Option<u64>,
+}
+
 pub(crate) struct Missions {
     sessions: Mutex<HashMap<String, Arc<Session>>>,
     /// `data_dir/sessions`, when sessions are kept.
     dir: Option<PathBuf>,
-    pace: Pace,
+    defaults: Defaults,
     faults: Faults,
     /// Set when the sandbox stops, so runners stop writing before another sandbox
     /// may open the same files.
@@ -54,11 +68,22 @@ pub(crate) struct Missions {
 }
 
 impl Missions {
-    pub fn open(data_dir: Option<&Path>, pace: Pace, faults: Faults) -> std::io::Result<Self> {
+    pub fn open(
+        data_dir: Option<&Path>,
+        defaults: Defaults,
+        faults: Faults,
+    ) -> std::io::Result<Self> {
+        let defaults = Defaults {
+            pace_ms: defaults.pace_ms.map(|ms| ms.min(MAX_PACE_MS)),
+            events: defaults
+                .events
+                .map(|n| n.clamp(script::MIN_EVENTS, script::MAX_EVENTS)),
+            ..defaults
+        };
         let missions = Self {
             sessions: Mutex::new(HashMap::new()),
             dir: data_dir.map(|d| d.join("sessions")),
-            pace,
+            defaults,
             faults,
             stop: watch::Sender::new(false),
         };
@@ -111,7 +136,7 @@ impl Missions {
     }
 
     fn spawn_runner(&self, runtime: &tokio::runtime::Handle, session: Arc<Session>) {
-        let gaps = Gaps::new(self.pace, session.meta.pace_ms, session.meta.seed);
+        let gaps = Gaps::new(self.defaults.pace, session.meta.pace_ms, session.meta.seed);
         runtime.spawn(session::run(session, gaps, self.stop.subscribe()));
     }
 }
@@ -153,19 +178,6 @@ fn not_found(id: &str) -> Response {
     )
 }
 
-/// The body, refused once it passes the contract's 12 MB.
-async fn read_body(body: Body) -> Result<bytes::Bytes, Response> {
-    axum::body::to_bytes(body, crate::citations::MAX_BODY_BYTES)
-        .await
-        .map_err(|_| {
-            error(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
-                "The request body is larger than 12 MB or could not be read.",
-            )
-        })
-}
-
 /// A sandbox-extension integer field: absent or null is `None`, larger than `max` is `max`.
 fn extension(body: &Value, field: &str, max: u64) -> Result<Option<u64>, Box<Response>> {
     match body.get(field).filter(|v| !v.is_null()) {
@@ -186,7 +198,7 @@ async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bod
     if let Err(resp) = admit(&shared, &headers) {
         return resp;
     }
-    let raw = match read_body(body).await {
+    let raw = match read_limited(&headers, body).await {
         Ok(raw) => raw,
         Err(resp) => return resp,
     };
@@ -219,12 +231,13 @@ async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bod
             );
         }
     };
+    let defaults = shared.missions.defaults;
     let pace_ms = match extension(&body, "paceMs", MAX_PACE_MS) {
-        Ok(v) => v,
+        Ok(v) => v.or(defaults.pace_ms),
         Err(resp) => return *resp,
     };
     let events = match extension(&body, "events", script::MAX_EVENTS) {
-        Ok(v) => v.map(|n| n.max(script::MIN_EVENTS)),
+        Ok(v) => v.map(|n| n.max(script::MIN_EVENTS)).or(defaults.events),
         Err(resp) => return *resp,
     };
 
@@ -271,11 +284,13 @@ async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bod
     let session = Arc::new(Session::new(meta, Vec::new(), None, file));
     missions.lock().insert(id, session.clone());
     missions.spawn_runner(&tokio::runtime::Handle::current(), session);
-    (StatusCode::CREATED, axum::Json(reply)).into_response()
+    let status = shared.faults.success_status(StatusCode::CREATED);
+    (status, axum::Json(reply)).into_response()
 }
 
-/// The id of the last event the client has, from `Last-Event-ID` or `?lastEventId=`.
-fn last_event_id(headers: &HeaderMap, uri: &Uri) -> Result<u64, Box<Response>> {
+/// The id of the last event the client has, from `Last-Event-ID` or `?lastEventId=`:
+/// a decimal sequence number, or an opaque id the `eventIds: "opaque"` variant sent.
+fn last_event_id(headers: &HeaderMap, uri: &Uri, seed: u64) -> Result<u64, Box<Response>> {
     let from_header = headers
         .get("last-event-id")
         .map(|v| v.to_str().unwrap_or("\u{0}").trim().to_owned());
@@ -291,12 +306,16 @@ fn last_event_id(headers: &HeaderMap, uri: &Uri) -> Result<u64, Box<Response>> {
     if value.is_empty() {
         return Ok(0);
     }
-    value.parse::<u64>().map_err(|_| {
-        Box::new(bad(
-            "invalid_request",
-            &format!("Last-Event-ID must be an event id this stream sent (a whole number); got {value:?}."),
-        ))
-    })
+    value
+        .parse::<u64>()
+        .ok()
+        .or_else(|| stream::decode_opaque(seed, &value))
+        .ok_or_else(|| {
+            Box::new(bad(
+                "invalid_request",
+                &format!("Last-Event-ID must be an event id this stream sent; got {value:?}."),
+            ))
+        })
 }
 
 async fn stream_session(
@@ -308,17 +327,32 @@ async fn stream_session(
     if let Err(resp) = admit(&shared, &headers) {
         return resp;
     }
+    let faults = &shared.missions.faults;
+    if let Some(retry_after) = faults.take_stream_429() {
+        return rate_limited_with(retry_after);
+    }
     let Some(session) = shared.missions.get(&id) else {
         return not_found(&id);
     };
-    let after = match last_event_id(&headers, &uri) {
+    let after = match last_event_id(&headers, &uri, session.meta.seed) {
         Ok(n) => n,
         Err(resp) => return *resp,
     };
+    if faults.done_status_204() {
+        let over = {
+            let st = session.lock();
+            st.status != Status::Active
+                && (session.streamed_to_end.load(Ordering::SeqCst)
+                    || after >= st.events.len() as u64)
+        };
+        if over {
+            return StatusCode::NO_CONTENT.into_response();
+        }
+    }
     stream::response(
         session,
         after,
-        shared.missions.faults.clone(),
+        faults.clone(),
         shared.missions.stop.subscribe(),
     )
 }
@@ -332,7 +366,7 @@ async fn cancel(
     if let Err(resp) = admit(&shared, &headers) {
         return resp;
     }
-    let raw = match read_body(body).await {
+    let raw = match read_limited(&headers, body).await {
         Ok(raw) => raw,
         Err(resp) => return resp,
     };

@@ -17,6 +17,7 @@ use serde_json::{Value, json};
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Write};
 use std::path::Path;
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use time::OffsetDateTime;
@@ -93,6 +94,8 @@ pub struct Session {
     pub grown: watch::Sender<u64>,
     /// Wakes the runner from its pause when a cancel arrives.
     pub cancel: Notify,
+    /// Some connection has sent this session's closing event.
+    pub streamed_to_end: AtomicBool,
 }
 
 impl Session {
@@ -113,6 +116,7 @@ impl Session {
             }),
             grown: watch::Sender::new(len),
             cancel: Notify::new(),
+            streamed_to_end: AtomicBool::new(false),
         }
     }
 

@@ -7,13 +7,14 @@
 //! reads further behind in the log.
 
 use super::session::{Event, Session, Status};
-use crate::Faults;
+use crate::{EventIds, Faults};
 use axum::body::Body;
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
 use bytes::Bytes;
 use std::collections::VecDeque;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -45,6 +46,11 @@ struct Streamer {
     end: End,
     /// Set when the sandbox stops: open streams end so shutdown need not wait for them.
     stop: watch::Receiver<bool>,
+    ids: EventIds,
+    /// The wire name of `session.completed`, when a variant renames it.
+    completion: Option<String>,
+    /// Fall silent once, after this many events, for this long.
+    silence: Option<(u64, Duration)>,
 }
 
 impl Streamer {
@@ -53,11 +59,63 @@ impl Streamer {
     }
 
     fn push_event(&mut self, event: &Event) {
-        self.push(format!(
-            "id: {}\nevent: {}\ndata: {}\n\n",
-            event.seq, event.kind, event.data
-        ));
+        let id = match self.ids {
+            EventIds::All => format!("id: {}\n", event.seq),
+            EventIds::None => String::new(),
+            EventIds::Some if event.seq % 3 == 0 => format!("id: {}\n", event.seq),
+            EventIds::Some => String::new(),
+            EventIds::Opaque => format!("id: {}\n", opaque_id(self.session.meta.seed, event.seq)),
+        };
+        let kind = match &self.completion {
+            Some(name) if event.kind == "session.completed" => name.as_str(),
+            _ => event.kind.as_str(),
+        };
+        self.push(format!("{id}event: {kind}\ndata: {}\n\n", event.data));
     }
+
+    /// True when the silence variant is due now: `sent` events out, not yet silent.
+    fn silence_due(&self) -> bool {
+        self.silence.is_some_and(|(after, _)| after == self.sent)
+    }
+}
+
+/// Opaque event ids mix the sequence number with the session's seed and a bijective
+/// multiply, so they look random, differ between sessions, and still decode back.
+const OPAQUE_MUL: u64 = 0x9e37_79b9_7f4a_7c15;
+const OPAQUE_PREFIX: &str = "ev_";
+
+fn opaque_key(seed: u64) -> u64 {
+    seed.rotate_left(17) ^ 0x6f70_6171_7565_6964
+}
+
+/// The inverse of an odd number modulo 2^64, by Newton's iteration.
+const fn inverse(a: u64) -> u64 {
+    let mut x = a;
+    let mut i = 0;
+    while i < 6 {
+        x = x.wrapping_mul(2u64.wrapping_sub(a.wrapping_mul(x)));
+        i += 1;
+    }
+    x
+}
+
+pub fn opaque_id(seed: u64, seq: u64) -> String {
+    format!(
+        "{OPAQUE_PREFIX}{:016x}",
+        (seq ^ opaque_key(seed)).wrapping_mul(OPAQUE_MUL)
+    )
+}
+
+/// The sequence number an opaque id of this session's stands for.
+pub fn decode_opaque(seed: u64, id: &str) -> Option<u64> {
+    let hex = id.strip_prefix(OPAQUE_PREFIX)?;
+    if hex.len() != 16 {
+        return None;
+    }
+    let x = u64::from_str_radix(hex, 16).ok()?;
+    let seq = x.wrapping_mul(inverse(OPAQUE_MUL)) ^ opaque_key(seed);
+    // Any 16 hex digits decode to something; only small numbers were ever sent.
+    (seq <= u64::from(u32::MAX)).then_some(seq)
 }
 
 /// Streams `session` to one client, starting after event `after`.
@@ -75,9 +133,12 @@ pub fn response(
         pending: VecDeque::new(),
         sent: 0,
         drop_after: faults.drop_stream_after(),
-        faults,
         end: End::No,
         stop,
+        ids: faults.event_ids(),
+        completion: faults.completion_event(),
+        silence: faults.silence(),
+        faults,
     };
     streamer.push("retry: 1000\n\n".to_owned());
     let body = Body::from_stream(futures_util::stream::unfold(streamer, step));
@@ -111,6 +172,14 @@ async fn step(mut s: Streamer) -> Option<(Result<Bytes, std::io::Error>, Streame
             }
             End::No => {}
         }
+        if s.silence_due() {
+            let (_, pause) = s.silence.take().unwrap_or_default();
+            let mut stop = s.stop.clone();
+            tokio::select! {
+                _ = tokio::time::sleep(pause) => {}
+                _ = stop.wait_for(|stopped| *stopped) => return None,
+            }
+        }
 
         // Marked seen before the log is read, so growth after the read wakes us.
         s.grown.borrow_and_update();
@@ -126,11 +195,15 @@ async fn step(mut s: Streamer) -> Option<(Result<Bytes, std::io::Error>, Streame
                 s.next += 1;
                 s.sent += 1;
                 if event.is_terminal() {
+                    s.session.streamed_to_end.store(true, Ordering::SeqCst);
                     s.end = End::Clean;
                     break;
                 }
                 if s.drop_after == Some(s.sent) {
                     s.end = End::Cut;
+                    break;
+                }
+                if s.silence_due() {
                     break;
                 }
             }
