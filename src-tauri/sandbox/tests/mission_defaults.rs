@@ -42,7 +42,7 @@ async fn mission_pace_ms_is_the_pace_of_missions_that_do_not_ask() {
     .await
     .unwrap();
     let id = create(&sb, json!({})).await;
-    let mut s = events(request(&sb, &id, None).await);
+    let mut s = sse(request(&sb, &id, None).await);
     let first = s.next().await.unwrap().unwrap();
     assert_eq!(first.kind, "turn.started");
     // Still active after its first event: a 60 s pause is holding the second back.
@@ -120,7 +120,7 @@ async fn the_binary_takes_mission_events_and_mission_pace_ms() {
         .send()
         .await
         .unwrap();
-    let all: Vec<Ev> = tokio::time::timeout(PATIENCE, events(resp).map(Result::unwrap).collect())
+    let all: Vec<Ev> = tokio::time::timeout(PATIENCE, sse(resp).map(Result::unwrap).collect())
         .await
         .expect("an instant mission streams to its end at once");
     assert!((80..=90).contains(&all.len()), "{}", all.len());

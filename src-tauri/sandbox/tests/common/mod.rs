@@ -80,7 +80,7 @@ pub struct Ev {
     pub data: Value,
 }
 
-pub fn events(resp: reqwest::Response) -> impl Stream<Item = Result<Ev, String>> + Unpin {
+pub fn sse(resp: reqwest::Response) -> impl Stream<Item = Result<Ev, String>> + Unpin {
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
     Box::pin(resp.bytes_stream().eventsource().map(|item| {
@@ -103,7 +103,7 @@ pub async fn read_all(
     last_event_id: Option<&str>,
 ) -> (Vec<Ev>, bool) {
     tokio::time::timeout(PATIENCE, async {
-        let mut s = events(request(sb, id, last_event_id).await);
+        let mut s = sse(request(sb, id, last_event_id).await);
         let mut out = Vec::new();
         while let Some(item) = s.next().await {
             match item {
