@@ -1,7 +1,9 @@
-//! What citing changed, computed by comparing the service's parse of the document
-//! before and after: a summary we can trust whatever the cite answer claims.
+//! What citing changed, computed locally from the original and the cited result:
+//! one cite request, and a summary we can trust whatever the cite answer claims.
 
-use crate::citations::Parsed;
+use crate::citations::{Paragraph, Parsed};
+use crate::error::Result;
+use crate::reader;
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -34,25 +36,128 @@ pub struct CiteSummary {
     pub changes: Vec<ChangedParagraph>,
 }
 
-/// Compares paragraphs by position and References by count.
+/// Compares what [`reader::read`] finds in the original and the cited document.
+pub fn summarize_local(original: &[u8], cited: &[u8]) -> Result<CiteSummary> {
+    let before = reader::read(original)?;
+    let after = reader::read(cited)?;
+    Ok(compare(
+        &before.paragraphs,
+        before.references.len(),
+        &after.paragraphs,
+        after.references.len(),
+    ))
+}
+
+/// Compares an essay and its cited text, paragraph by paragraph (see [`read_essay`]).
+pub fn summarize_text(original: &str, cited: &str) -> CiteSummary {
+    let before = read_essay(original);
+    let after = read_essay(cited);
+    compare(
+        &before.paragraphs,
+        before.references.len(),
+        &after.paragraphs,
+        after.references.len(),
+    )
+}
+
+/// Compares two parse answers. Kept for callers that still have them; a cite's
+/// summary comes from [`summarize_local`] or [`summarize_text`].
 pub fn summarize(before: &Parsed, after: &Parsed) -> CiteSummary {
+    compare(
+        &before.paragraphs,
+        before.references.len(),
+        &after.paragraphs,
+        after.references.len(),
+    )
+}
+
+/// An essay read the way documents are: paragraphs separated by blank lines, and a
+/// References section.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Essay {
+    pub paragraphs: Vec<Paragraph>,
+    pub references_heading: Option<String>,
+    pub references: Vec<String>,
+}
+
+/// Paragraphs are runs of non-blank lines. The last line reading "References"
+/// (or "Bibliography", "Works Cited", "Sources", maybe as a Markdown heading) starts
+/// the references: each non-blank line after it is an entry, up to the next
+/// Markdown heading.
+pub fn read_essay(text: &str) -> Essay {
+    let lines: Vec<&str> = text
+        .split('\n')
+        .map(|l| l.strip_suffix('\r').unwrap_or(l))
+        .collect();
+    let heading_text = |l: &str| l.trim().trim_start_matches('#').trim().to_owned();
+    let is_markdown_heading = |l: &str| l.trim_start().starts_with('#');
+    let refs_at = lines
+        .iter()
+        .rposition(|l| reader::is_references_heading(&heading_text(l)));
+    let mut essay = Essay {
+        paragraphs: Vec::new(),
+        references_heading: None,
+        references: Vec::new(),
+    };
+    let mut block: Vec<&str> = Vec::new();
+    let flush = |block: &mut Vec<&str>, paragraphs: &mut Vec<Paragraph>| {
+        if !block.is_empty() {
+            paragraphs.push(Paragraph {
+                index: paragraphs.len() as u32,
+                text: block.join("\n"),
+                slide: None,
+                style: None,
+            });
+            block.clear();
+        }
+    };
+    let mut in_refs = false;
+    for (i, line) in lines.iter().enumerate() {
+        if Some(i) == refs_at {
+            flush(&mut block, &mut essay.paragraphs);
+            essay.references_heading = Some(heading_text(line));
+            in_refs = true;
+            continue;
+        }
+        if line.trim().is_empty() {
+            flush(&mut block, &mut essay.paragraphs);
+            continue;
+        }
+        if in_refs && is_markdown_heading(line) {
+            in_refs = false;
+        }
+        if in_refs {
+            essay.references.push(line.trim().to_owned());
+        } else {
+            block.push(line);
+        }
+    }
+    flush(&mut block, &mut essay.paragraphs);
+    essay
+}
+
+/// Paragraphs by position, References by count.
+fn compare(
+    before: &[Paragraph],
+    before_refs: usize,
+    after: &[Paragraph],
+    after_refs: usize,
+) -> CiteSummary {
     let mut changes = Vec::new();
     let mut citations = 0u32;
-    for (i, new) in after.paragraphs.iter().enumerate() {
-        let old = before
-            .paragraphs
-            .get(i)
-            .map(|p| p.text.as_str())
-            .unwrap_or("");
+    for (i, new) in after.iter().enumerate() {
+        let old = before.get(i).map(|p| p.text.as_str()).unwrap_or("");
         if old == new.text {
             continue;
         }
         let segments = diff(old, &new.text);
-        citations += segments
-            .iter()
-            .filter(|s| s.inserted)
-            .map(|s| count_citations(&s.text))
-            .sum::<u32>();
+        citations = citations.saturating_add(
+            segments
+                .iter()
+                .filter(|s| s.inserted)
+                .map(|s| count_citations(&s.text))
+                .fold(0u32, u32::saturating_add),
+        );
         changes.push(ChangedParagraph {
             index: new.index,
             slide: new.slide,
@@ -61,19 +166,17 @@ pub fn summarize(before: &Parsed, after: &Parsed) -> CiteSummary {
         });
     }
     CiteSummary {
-        paragraphs_changed: changes.len() as u32,
+        paragraphs_changed: u32::try_from(changes.len()).unwrap_or(u32::MAX),
         citations_inserted: citations,
-        references_added: after
-            .references
-            .len()
-            .saturating_sub(before.references.len()) as u32,
+        references_added: u32::try_from(after_refs.saturating_sub(before_refs)).unwrap_or(u32::MAX),
         changes,
     }
 }
 
-/// `after` as unchanged and inserted runs: the common prefix and suffix are
-/// unchanged, the middle inserted. Citing only inserts, so this is exact for one
-/// insertion per paragraph and a fair picture otherwise.
+/// `after` as unchanged and inserted runs. The common prefix and suffix are
+/// unchanged; between them, when the rest of `before` is still there word by word
+/// (citing only inserts), the words around each insertion are unchanged too.
+/// Otherwise the whole middle is shown as inserted.
 pub fn diff(before: &str, after: &str) -> Vec<Segment> {
     let prefix = before
         .chars()
@@ -91,41 +194,175 @@ pub fn diff(before: &str, after: &str) -> Vec<Segment> {
         .map(|(c, _)| c.len_utf8())
         .sum::<usize>()
         .min(a_rest.len());
-    let middle = &a_rest[..a_rest.len() - suffix];
-    let mut out = Vec::new();
+    let b_mid = &b_rest[..b_rest.len() - suffix.min(b_rest.len())];
+    let a_mid = &a_rest[..a_rest.len() - suffix];
+    let mut out: Vec<Segment> = Vec::new();
     let mut push = |text: &str, inserted: bool| {
-        if !text.is_empty() {
-            out.push(Segment {
+        if text.is_empty() {
+            return;
+        }
+        match out.last_mut() {
+            Some(last) if last.inserted == inserted => last.text.push_str(text),
+            _ => out.push(Segment {
                 text: text.to_owned(),
                 inserted,
-            });
+            }),
         }
     };
     push(&after[..prefix], false);
-    push(middle, true);
+    match kept_tokens(b_mid, a_mid) {
+        Some(kept) => {
+            for (tok, keep) in tokens(a_mid).zip(kept) {
+                push(tok, !keep);
+            }
+        }
+        None => push(a_mid, true),
+    }
     push(&a_rest[a_rest.len() - suffix..], false);
     out
 }
 
-/// Citations in inserted text: "(A, 2017)" is one, "(A, 2017; B, 2019)" two.
+/// Words, runs of spaces, and single other characters.
+fn tokens(s: &str) -> impl Iterator<Item = &str> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        let c = rest.chars().next()?;
+        let class = |c: char| {
+            if c.is_alphanumeric() {
+                0
+            } else if c.is_whitespace() {
+                1
+            } else {
+                2
+            }
+        };
+        let k = class(c);
+        let len = if k == 2 {
+            c.len_utf8()
+        } else {
+            rest.char_indices()
+                .find(|&(_, d)| class(d) != k)
+                .map_or(rest.len(), |(i, _)| i)
+        };
+        let (tok, tail) = rest.split_at(len);
+        rest = tail;
+        Some(tok)
+    })
+}
+
+/// For each token of `after`, whether it is one of `before`'s, when `before`'s
+/// tokens appear in `after` in order; `None` when they do not.
+fn kept_tokens(before: &str, after: &str) -> Option<Vec<bool>> {
+    let mut want = tokens(before).peekable();
+    let kept: Vec<bool> = tokens(after)
+        .map(|t| {
+            if want.peek() == Some(&t) {
+                want.next();
+                true
+            } else {
+                false
+            }
+        })
+        .collect();
+    want.peek().is_none().then_some(kept)
+}
+
+/// Citations in inserted text. Author-year: "(Smith, 2020)" is one, "(Smith &
+/// Jones, 2020; Lee et al., 2019)" two, "Smith (2020)" one. Numeric: "[1]" is one,
+/// "[1, 2]" two, "[1–3]" three.
 pub fn count_citations(text: &str) -> u32 {
-    let mut n = 0;
-    let mut rest = text;
-    while let Some(open) = rest.find('(') {
-        let Some(close) = rest[open..].find(')') else {
+    let mut n = 0u32;
+    let mut at = 0;
+    while let Some(open) = text[at..].find(['(', '[']).map(|i| at + i) {
+        let closer = if text[open..].starts_with('(') {
+            ')'
+        } else {
+            ']'
+        };
+        let Some(len) = text[open + 1..].find(closer) else {
             break;
         };
-        let inner = &rest[open + 1..open + close];
-        n += inner
-            .split(';')
-            .filter(|c| {
-                c.trim().rsplit_once(", ").is_some_and(|(_, y)| {
-                    let y = y.trim_end_matches(|ch: char| ch.is_ascii_lowercase());
-                    y.len() == 4 && y.bytes().all(|b| b.is_ascii_digit())
-                })
-            })
+        let inner = &text[open + 1..open + 1 + len];
+        let found = if closer == ')' {
+            author_year(inner, &text[..open])
+        } else {
+            numeric(inner)
+        };
+        n = n.saturating_add(found);
+        at = open + 1 + len + 1;
+    }
+    n
+}
+
+/// "2020", "2020a", "n.d.", "in press".
+fn is_year(token: &str) -> bool {
+    let t = token
+        .trim()
+        .trim_end_matches(|c: char| c.is_ascii_lowercase());
+    (t.len() == 4
+        && t.bytes().all(|b| b.is_ascii_digit())
+        && matches!(t.as_bytes()[0], b'1' | b'2'))
+        || ["n.d.", "in press"].contains(&token.trim())
+}
+
+fn author_year(inner: &str, before: &str) -> u32 {
+    let mut n = 0u32;
+    for part in inner.split(';') {
+        let part = part.trim();
+        let years = part
+            .split(',')
+            .filter(|p| is_year(p) || p.split_whitespace().next_back().is_some_and(is_year))
             .count() as u32;
-        rest = &rest[open + close + 1..];
+        if years == 0 {
+            continue;
+        }
+        let names_author = part
+            .split(',')
+            .next()
+            .is_some_and(|first| !is_year(first) && first.chars().any(char::is_alphabetic));
+        if names_author {
+            n += 1;
+        } else if narrative(before) {
+            // "Smith (2020)", "Smith (2019, 2020)": the author is outside.
+            n += years;
+        }
+    }
+    n
+}
+
+/// Whether text ends with an author's name ("Smith", "Lee et al."), not an
+/// initial ("D. E.") as in a reference entry.
+fn narrative(before: &str) -> bool {
+    let Some(word) = before.split_whitespace().next_back() else {
+        return false;
+    };
+    word == "al."
+        || (word.chars().next().is_some_and(char::is_uppercase)
+            && word.chars().filter(|c| c.is_alphabetic()).count() >= 2
+            && word
+                .chars()
+                .all(|c| c.is_alphabetic() || c == '-' || c == '\''))
+}
+
+fn numeric(inner: &str) -> u32 {
+    let dashes = ['-', '\u{2013}', '\u{2014}'];
+    if !inner.chars().any(|c| c.is_ascii_digit())
+        || !inner
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == ',' || c.is_whitespace() || dashes.contains(&c))
+    {
+        return 0;
+    }
+    let mut n = 0u32;
+    for part in inner.split(',') {
+        let mut ends = part.split(dashes).map(|x| x.trim().parse::<u32>().ok());
+        n = n.saturating_add(
+            match (ends.next().flatten(), ends.next().flatten(), ends.next()) {
+                (Some(_), None, None) => 1,
+                (Some(a), Some(b), None) if b >= a && b - a < 1000 => b - a + 1,
+                _ => 0,
+            },
+        );
     }
     n
 }
@@ -208,5 +445,90 @@ mod tests {
             "aa (X, 2000)aa."
         );
         assert_eq!(count_citations("(see above) (Knuth, 1984) (Doe, 2020a)"), 2);
+    }
+
+    #[test]
+    fn citation_forms_a_server_might_insert_are_counted() {
+        for (text, n) in [
+            (" (Smith, 2020)", 1),
+            (" (Smith & Jones, 2020; Lee, 2019)", 2),
+            (" (Lee et al., 2019, p. 4)", 1),
+            (" (Smith 2020)", 1),
+            (" Smith (2020)", 1),
+            (" Lee et al. (2019, 2021)", 2),
+            (" (Doe, n.d.)", 1),
+            (" [1]", 1),
+            (" [1, 2]", 2),
+            (" [1\u{2013}3]", 3),
+            (" [1-3, 7]", 4),
+            (" (see above) [a] [] (1984) (2020)", 0),
+            ("Knuth, D. E. (1984). Literate programming.", 0),
+            (" [3\u{2013}1] [1-99999] (", 0),
+        ] {
+            assert_eq!(count_citations(text), n, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn several_insertions_in_one_paragraph_are_each_marked() {
+        let d = diff(
+            "Heat kills. Cold kills too. Wind",
+            "Heat kills (A, 2001). Cold kills too [2]. Wind",
+        );
+        let inserted: Vec<&str> = d
+            .iter()
+            .filter(|s| s.inserted)
+            .map(|s| s.text.as_str())
+            .collect();
+        assert_eq!(inserted, vec![" (A, 2001)", " [2]"]);
+        assert_eq!(
+            d.iter().map(|s| s.text.as_str()).collect::<String>(),
+            "Heat kills (A, 2001). Cold kills too [2]. Wind"
+        );
+        // A rewrite is not an insertion: the whole middle shows as new.
+        let d = diff("one two three", "one 2 three");
+        assert_eq!(d.iter().filter(|s| s.inserted).count(), 1);
+        assert_eq!(
+            d.iter().map(|s| s.text.as_str()).collect::<String>(),
+            "one 2 three"
+        );
+    }
+
+    #[test]
+    fn essays_split_on_blank_lines_and_find_references() {
+        let original = "# Title\r\n\r\nHeat kills people.\r\nIt does.\r\n\r\nCold too.\r\n";
+        let cited = "# Title\r\n\r\nHeat kills people (Smith, 2020).\r\nIt does [1].\r\n\r\nCold too.\r\n\r\nReferences:\r\nSmith, J. (2020). Heat.\r\n\r\n[1] Lee, K. (2019). Cold.\r\n";
+        let e = read_essay(cited);
+        assert_eq!(e.paragraphs.len(), 3);
+        assert_eq!(
+            e.paragraphs[1].text,
+            "Heat kills people (Smith, 2020).\nIt does [1]."
+        );
+        assert_eq!(e.references_heading.as_deref(), Some("References:"));
+        assert_eq!(e.references.len(), 2);
+        let s = summarize_text(original, cited);
+        assert_eq!(
+            (
+                s.paragraphs_changed,
+                s.citations_inserted,
+                s.references_added
+            ),
+            (1, 2, 2)
+        );
+        assert_eq!(s.changes[0].index, 1);
+        let same = summarize_text(original, original);
+        assert_eq!(
+            (
+                same.paragraphs_changed,
+                same.citations_inserted,
+                same.references_added
+            ),
+            (0, 0, 0)
+        );
+        // A Markdown heading ends the references; what follows is body again.
+        let e = read_essay("Text.\n\n## Sources\nA (2000).\n\n## Appendix\nMore.");
+        assert_eq!(e.references, vec!["A (2000)."]);
+        assert_eq!(e.paragraphs.len(), 2);
+        assert_eq!(read_essay("").paragraphs.len(), 0);
     }
 }
