@@ -7,6 +7,7 @@ use crate::documents::{self, DocKind, MAX_REQUEST_BYTES};
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::{Progress, RetryPolicy};
 use crate::keys::ApiKey;
+use crate::reader;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde::{Deserialize, Serialize};
@@ -203,69 +204,202 @@ pub struct Parsed {
 
 impl Parsed {
     /// Reads a parse answer leniently: entries may be objects or strings, `index`
-    /// defaults to the position, `references` may be missing.
-    pub fn from_json(mut v: serde_json::Value) -> Result<Self> {
+    /// defaults to the position, `references` may be missing. Only an answer
+    /// without a list of paragraphs is refused; [`read_parse_answer`] shows even that.
+    pub fn from_json(v: serde_json::Value) -> Result<Self> {
         let protocol = |m: &str| Error::new(ErrorCode::Protocol, format!("The parse answer {m}."));
         let obj = v
-            .as_object_mut()
+            .as_object()
             .ok_or_else(|| protocol("is not a JSON object"))?;
-        let paras = obj
-            .remove("paragraphs")
-            .ok_or_else(|| protocol("has no paragraphs"))?;
-        let paras = paras
-            .as_array()
-            .ok_or_else(|| protocol("has paragraphs that are not a list"))?;
-        let mut paragraphs = Vec::with_capacity(paras.len());
-        for (i, p) in paras.iter().enumerate() {
-            let para = match p {
-                serde_json::Value::String(s) => Paragraph {
-                    index: i as u32,
-                    text: s.clone(),
-                    slide: None,
-                    style: None,
-                },
-                serde_json::Value::Object(o) => Paragraph {
-                    index: o.get("index").and_then(|x| x.as_u64()).unwrap_or(i as u64) as u32,
-                    text: o
-                        .get("text")
-                        .and_then(|x| x.as_str())
-                        .ok_or_else(|| protocol("has a paragraph without text"))?
-                        .to_owned(),
-                    slide: o.get("slide").and_then(|x| x.as_u64()).map(|s| s as u32),
-                    style: o.get("style").and_then(|x| x.as_str()).map(str::to_owned),
-                },
-                _ => {
-                    return Err(protocol(
-                        "has a paragraph that is neither text nor an object",
-                    ));
-                }
-            };
-            paragraphs.push(para);
-        }
-        let references = match obj.remove("references") {
-            None | Some(serde_json::Value::Null) => Vec::new(),
-            Some(serde_json::Value::Array(items)) => items
-                .into_iter()
-                .filter_map(|r| match r {
-                    serde_json::Value::String(s) => Some(s),
-                    serde_json::Value::Object(o) => {
-                        o.get("text").and_then(|t| t.as_str()).map(str::to_owned)
-                    }
-                    _ => None,
-                })
-                .collect(),
-            Some(_) => return Err(protocol("has references that are not a list")),
-        };
-        let references_heading = obj
-            .remove("referencesHeading")
-            .and_then(|h| h.as_str().map(str::to_owned));
-        Ok(Parsed {
-            paragraphs,
-            references,
-            references_heading,
-            extra: std::mem::take(obj),
-        })
+        known_fields(obj).map_err(|m| protocol(m))
     }
+}
+
+impl From<reader::LocalDocument> for Parsed {
+    fn from(d: reader::LocalDocument) -> Self {
+        Parsed {
+            paragraphs: d.paragraphs,
+            references: d.references,
+            references_heading: d.references_heading,
+            extra: Default::default(),
+        }
+    }
+}
+
+/// A parse answer's paragraphs and References, or why it has none we know.
+fn known_fields(
+    obj: &serde_json::Map<String, serde_json::Value>,
+) -> std::result::Result<Parsed, &'static str> {
+    use serde_json::Value;
+    let paras = match obj.get("paragraphs") {
+        Some(Value::Array(items)) => items,
+        Some(_) => return Err("has paragraphs that are not a list"),
+        None => return Err("has no paragraphs"),
+    };
+    let number = |o: &serde_json::Map<String, Value>, k: &str| {
+        o.get(k)
+            .and_then(Value::as_u64)
+            .and_then(|x| u32::try_from(x).ok())
+    };
+    let mut paragraphs = Vec::with_capacity(paras.len());
+    for (i, p) in paras.iter().enumerate() {
+        let position = u32::try_from(i).unwrap_or(u32::MAX);
+        paragraphs.push(match p {
+            Value::String(s) => Paragraph {
+                index: position,
+                text: s.clone(),
+                slide: None,
+                style: None,
+            },
+            Value::Object(o) => Paragraph {
+                index: number(o, "index").unwrap_or(position),
+                text: o
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .ok_or("has a paragraph without text")?
+                    .to_owned(),
+                slide: number(o, "slide"),
+                style: o.get("style").and_then(Value::as_str).map(str::to_owned),
+            },
+            _ => return Err("has a paragraph that is neither text nor an object"),
+        });
+    }
+    let mut extra = obj.clone();
+    extra.remove("paragraphs");
+    let entry = |r: &Value| match r {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(o) => o.get("text").and_then(Value::as_str).map(str::to_owned),
+        _ => None,
+    };
+    let mut references = Vec::new();
+    match extra.remove("references") {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            references = items.iter().filter_map(entry).collect();
+            // Entries we cannot read stay visible, as the service sent them.
+            if references.len() < items.len() {
+                extra.insert("references".into(), Value::Array(items));
+            }
+        }
+        Some(other) => {
+            extra.insert("references".into(), other);
+        }
+    }
+    let references_heading = match extra.remove("referencesHeading") {
+        Some(Value::String(h)) => Some(h),
+        None | Some(Value::Null) => None,
+        Some(other) => {
+            extra.insert("referencesHeading".into(), other);
+            None
+        }
+    };
+    Ok(Parsed {
+        paragraphs,
+        references,
+        references_heading,
+        extra,
+    })
+}
+
+/// Where a preview's paragraphs came from.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+#[ts(tag = "type", rename_all = "camelCase")]
+pub enum PreviewSource {
+    /// The citation service's parse.
+    Service,
+    /// Casebook's own reading, because the service's preview failed; `note` says why.
+    Local { note: String },
+}
+
+/// What the preview shows: paragraphs when they can be had, otherwise the
+/// service's answer as it came, readable.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+#[ts(tag = "type", rename_all = "camelCase")]
+pub enum Preview {
+    Paragraphs {
+        parsed: Parsed,
+        source: PreviewSource,
+    },
+    Raw {
+        /// Pretty-printed JSON, or the text itself, cut to [`MAX_PREVIEW_TEXT_BYTES`].
+        text: String,
+        /// Why the answer is shown raw, for a person.
+        note: String,
+    },
+}
+
+/// The most of a raw answer the preview shows.
+pub const MAX_PREVIEW_TEXT_BYTES: usize = 64 * 1024;
+/// Larger parse answers are not decoded, only excerpted.
+pub const MAX_PARSE_ANSWER_BYTES: usize = 32 * 1024 * 1024;
+
+/// Reads whatever a parse endpoint answered, never failing: the contract does not
+/// show parse's shape, so an answer we do not know is shown, not refused.
+pub fn read_parse_answer(bytes: &[u8]) -> Preview {
+    if bytes.len() > MAX_PARSE_ANSWER_BYTES {
+        return Preview::Raw {
+            text: excerpt(bytes),
+            note: format!(
+                "The citation service's preview is {:.1} MB, too large to read; its beginning is shown.",
+                bytes.len() as f64 / 1_048_576.0
+            ),
+        };
+    }
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(v) => {
+            let known = v.as_object().map(known_fields);
+            match known {
+                Some(Ok(parsed)) => Preview::Paragraphs {
+                    parsed,
+                    source: PreviewSource::Service,
+                },
+                Some(Err(why)) => raw_json(&v, &format!("The citation service's preview {why}")),
+                None => raw_json(&v, "The citation service's preview is not a JSON object"),
+            }
+        }
+        Err(_) if bytes.iter().all(|b| b.is_ascii_whitespace()) => Preview::Raw {
+            text: String::new(),
+            note: "The citation service's preview is empty.".into(),
+        },
+        Err(_) => Preview::Raw {
+            text: excerpt(bytes),
+            note: if std::str::from_utf8(bytes).is_ok() {
+                "The citation service's preview is not JSON; it is shown as text.".into()
+            } else {
+                "The citation service's preview is neither JSON nor text; what can be read of it is shown.".into()
+            },
+        },
+    }
+}
+
+fn raw_json(v: &serde_json::Value, why: &str) -> Preview {
+    let pretty = serde_json::to_string_pretty(v).unwrap_or_default();
+    Preview::Raw {
+        text: excerpt(pretty.as_bytes()),
+        note: format!("{why}; it is shown as the service sent it."),
+    }
+}
+
+/// At most [`MAX_PREVIEW_TEXT_BYTES`] of `bytes` as text: invalid UTF-8 and control
+/// characters other than line breaks and tabs become U+FFFD.
+fn excerpt(bytes: &[u8]) -> String {
+    let cut = &bytes[..bytes.len().min(MAX_PREVIEW_TEXT_BYTES)];
+    let mut text: String = String::from_utf8_lossy(cut)
+        .chars()
+        .map(|c| {
+            if c.is_control() && !matches!(c, '\n' | '\t' | '\r') {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect();
+    if cut.len() < bytes.len() {
+        text.push_str("\n…");
+    }
+    text
 }
 
 /// What the cited document is.
@@ -402,6 +536,48 @@ impl CitationClient {
             )
         })?;
         Parsed::from_json(json)
+    }
+
+    /// What the service will consider, for the preview: parse's answer in
+    /// whatever shape it comes. When parse fails for a reason other than the key or
+    /// the rate limit and `local` holds the document, Casebook's own reading of it is
+    /// shown instead, with a note saying why.
+    pub async fn preview(&self, input: &Input<'_>, local: Option<&[u8]>) -> Result<Preview> {
+        let answer = match request_body(input, None) {
+            Ok(body) => {
+                self.api
+                    .post("/citations/v1/parse", "Parse", body, &no_progress)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
+        let failed = match answer {
+            Ok(bytes) => return Ok(read_parse_answer(&bytes)),
+            Err(e) => e,
+        };
+        // These need the person to act (fix the key, wait), not another reading.
+        let must_act = match failed.code {
+            // A 403 is a refusal of this request, not a key to fix.
+            ErrorCode::Unauthorized => failed.status != Some(403),
+            ErrorCode::RateLimited | ErrorCode::Cancelled => true,
+            _ => false,
+        };
+        let Some(doc) = local.filter(|_| !must_act) else {
+            return Err(failed);
+        };
+        match reader::read(doc) {
+            Ok(d) => Ok(Preview::Paragraphs {
+                parsed: d.into(),
+                source: PreviewSource::Local {
+                    note: format!(
+                        "The citation service's preview failed ({}), so this is Casebook's own reading of the document.",
+                        failed.message.trim_end_matches('.')
+                    ),
+                },
+            }),
+            // The service's reason is the one to show; ours would only repeat it.
+            Err(_) => Err(failed),
+        }
     }
 
     /// `POST /citations/v1/cite`: the rewritten document, checked.
@@ -545,5 +721,103 @@ mod tests {
             decode_cite_answer(b"{oops", &essay).unwrap_err().code,
             ErrorCode::Protocol
         );
+    }
+
+    fn paragraphs(p: Preview) -> Parsed {
+        match p {
+            Preview::Paragraphs {
+                parsed,
+                source: PreviewSource::Service,
+            } => parsed,
+            other => panic!("expected paragraphs, got {other:?}"),
+        }
+    }
+
+    fn raw(p: Preview) -> (String, String) {
+        match p {
+            Preview::Raw { text, note } => (text, note),
+            other => panic!("expected raw, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_sandbox_shape_is_read_as_paragraphs() {
+        let answer = br#"{"kind":"docx","paragraphs":[{"index":0,"text":"Title","style":"Title"},{"index":1,"text":"Body.","slide":2}],"references":[{"index":0,"text":"Ref A"}],"referencesHeading":"References"}"#;
+        let p = paragraphs(read_parse_answer(answer));
+        assert_eq!(p.paragraphs.len(), 2);
+        assert_eq!(p.paragraphs[0].style.as_deref(), Some("Title"));
+        assert_eq!(p.paragraphs[1].slide, Some(2));
+        assert_eq!(p.references, vec!["Ref A"]);
+        assert_eq!(p.references_heading.as_deref(), Some("References"));
+        assert_eq!(p.extra["kind"], "docx");
+        let json = serde_json::to_value(read_parse_answer(answer)).unwrap();
+        assert_eq!(json["type"], "paragraphs");
+        assert_eq!(json["source"]["type"], "service");
+        assert_eq!(json["parsed"]["referencesHeading"], "References");
+    }
+
+    #[test]
+    fn strings_instead_of_objects_are_read() {
+        let p = paragraphs(read_parse_answer(
+            br#"{"paragraphs":["One","Two"],"references":["R1",{"text":"R2"},7],"referencesHeading":3}"#,
+        ));
+        assert_eq!(
+            p.paragraphs
+                .iter()
+                .map(|p| (p.index, p.text.as_str()))
+                .collect::<Vec<_>>(),
+            vec![(0, "One"), (1, "Two")]
+        );
+        assert_eq!(p.references, vec!["R1", "R2"]);
+        assert_eq!(
+            p.extra["references"][2], 7,
+            "unreadable entries stay visible"
+        );
+        assert_eq!(p.extra["referencesHeading"], 3);
+        assert_eq!(p.references_heading, None);
+    }
+
+    #[test]
+    fn other_shapes_are_shown_raw() {
+        let (text, note) = raw(read_parse_answer(br#"{"blocks":[{"content":"x"}]}"#));
+        assert!(text.contains("\n  \"blocks\": ["), "pretty-printed: {text}");
+        assert!(note.contains("has no paragraphs"), "{note}");
+        let (text, _) = raw(read_parse_answer(br#"{"paragraphs":[{"content":"x"}]}"#));
+        assert!(text.contains("content"));
+        let (_, note) = raw(read_parse_answer(br#"["a","b"]"#));
+        assert!(note.contains("not a JSON object"), "{note}");
+        let (text, note) = raw(read_parse_answer(b"Paragraph one.\n\nParagraph two."));
+        assert_eq!(text, "Paragraph one.\n\nParagraph two.");
+        assert!(note.contains("not JSON"), "{note}");
+        let (text, note) = raw(read_parse_answer(b"\x00\xff\xfe{\x07"));
+        assert!(!text.chars().any(|c| c.is_control()), "{text:?}");
+        assert!(note.contains("neither JSON nor text"), "{note}");
+        let (text, note) = raw(read_parse_answer(b"  "));
+        assert_eq!((text.as_str(), note.contains("empty")), ("", true));
+        let json = serde_json::to_value(read_parse_answer(b"x")).unwrap();
+        assert_eq!(json["type"], "raw");
+    }
+
+    #[test]
+    fn huge_and_deep_answers_are_bounded() {
+        let big = format!(
+            "{{\"blocks\":\"{}\"}}",
+            "a".repeat(MAX_PREVIEW_TEXT_BYTES * 3)
+        );
+        let (text, _) = raw(read_parse_answer(big.as_bytes()));
+        assert!(text.len() <= MAX_PREVIEW_TEXT_BYTES + 8, "{}", text.len());
+        assert!(text.ends_with('…'));
+        let huge = vec![b'['; MAX_PARSE_ANSWER_BYTES + 1];
+        let (text, note) = raw(read_parse_answer(&huge));
+        assert!(text.len() <= MAX_PREVIEW_TEXT_BYTES + 8);
+        assert!(note.contains("too large"), "{note}");
+        // Nesting past serde_json's limit is refused by the parser, not the stack.
+        let deep = "[".repeat(100_000);
+        raw(read_parse_answer(deep.as_bytes()));
+        // A multi-byte character cut at the limit does not break the text.
+        let mut cut = vec![b'x'; MAX_PREVIEW_TEXT_BYTES - 1];
+        cut.extend("é and more".as_bytes());
+        let (text, _) = raw(read_parse_answer(&cut));
+        assert!(text.ends_with('…'));
     }
 }
