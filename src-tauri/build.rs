@@ -12,6 +12,7 @@ const COMMANDS: &[&str] = &[
     "preview",
     "cite",
     "cancel_cite",
+    "discard_cite",
     "save_cited",
     "save_all_cited",
     "show_in_folder",

@@ -1,17 +1,17 @@
-//! Native file dialogs (rfd's GTK backend), with a test hook.
+//! Native file dialogs (rfd's GTK backend).
 //!
-//! When `CASEBOOK_DIALOG_PATH` is set, no dialog opens: an open dialog returns the
-//! paths it lists (separated by `:`), a save or folder dialog returns it. Native
-//! dialogs cannot be driven reliably under Xvfb; this lets tests drive every flow
-//! that opens or saves files.
+//! Test builds (`test-hooks`) read `CASEBOOK_DIALOG_PATH`: when set, no dialog
+//! opens; an open dialog returns the paths it lists (separated by `:`), a save or
+//! folder dialog returns it. Native dialogs cannot be driven reliably under Xvfb.
 
-use casebook_core::{Error, ErrorCode};
+use casebook_core::Error;
+use casebook_core::citations::OutputKind;
+use casebook_core::transcript::ExportFormat;
 use std::path::{Path, PathBuf};
 
-const TEST_HOOK: &str = "CASEBOOK_DIALOG_PATH";
-
+#[cfg(feature = "test-hooks")]
 fn hooked_paths() -> Option<Vec<PathBuf>> {
-    let raw = std::env::var_os(TEST_HOOK)?;
+    let raw = std::env::var_os("CASEBOOK_DIALOG_PATH")?;
     Some(
         std::env::split_paths(&raw)
             .filter(|p| !p.as_os_str().is_empty())
@@ -19,46 +19,60 @@ fn hooked_paths() -> Option<Vec<PathBuf>> {
     )
 }
 
+#[cfg(not(feature = "test-hooks"))]
+fn hooked_paths() -> Option<Vec<PathBuf>> {
+    None
+}
+
 /// rfd's GTK backend queues the dialog onto the GTK main loop (Tauri's main thread)
 /// and blocks until it closes, so it must be called from any thread but that one.
-async fn off_main_thread<T, F>(f: F) -> Result<T, Error>
-where
-    T: Send + 'static,
-    F: FnOnce() -> T + Send + 'static,
-{
+async fn off_main_thread<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Error> {
     tokio::task::spawn_blocking(f)
         .await
-        .map_err(|e| Error::new(ErrorCode::Io, format!("The dialog failed: {e}")))
+        .map_err(|e| Error::internal(format!("The dialog failed: {e}")))
 }
 
 /// Asks the user for one or more documents to cite.
-pub async fn pick_documents() -> Result<Vec<PathBuf>, Error> {
-    if let Some(paths) = hooked_paths() {
-        return Ok(paths);
-    }
-    let picked = off_main_thread(|| {
-        rfd::FileDialog::new()
-            .set_title("Choose documents to cite")
-            .add_filter("Word and PowerPoint documents", &["docx", "pptx"])
-            .add_filter("All files", &["*"])
-            .pick_files()
-    })
-    .await?;
-    Ok(picked.unwrap_or_default())
+pub async fn pick_documents() -> Result<Vec<String>, Error> {
+    let paths = match hooked_paths() {
+        Some(paths) => paths,
+        None => off_main_thread(|| {
+            rfd::FileDialog::new()
+                .set_title("Choose documents to cite")
+                .add_filter("Word and PowerPoint documents", &["docx", "pptx"])
+                .add_filter("All files", &["*"])
+                .pick_files()
+        })
+        .await?
+        .unwrap_or_default(),
+    };
+    Ok(paths.iter().map(|p| p.display().to_string()).collect())
 }
 
-/// Asks where to save, proposing `suggested`. `None` when the user cancels.
+/// Asks where to save a cited copy, proposing `suggested`. `None`: cancelled.
 pub async fn save_file(
+    title: &'static str,
     suggested: &Path,
-    filter: (&'static str, &'static str),
+    kind: OutputKind,
 ) -> Result<Option<PathBuf>, Error> {
-    save_file_titled("Save the cited copy", suggested, filter).await
+    let filter = match kind {
+        OutputKind::Docx => ("Word document", "docx"),
+        OutputKind::Pptx => ("PowerPoint presentation", "pptx"),
+        OutputKind::Text => ("Text", "txt"),
+    };
+    save_dialog(title, suggested, filter).await
 }
 
-/// [`save_file`] with the dialog's title.
-pub async fn save_file_titled(
+/// Asks where to save a mission transcript. `None`: cancelled.
+pub async fn save_export(suggested: &Path, format: ExportFormat) -> Result<Option<PathBuf>, Error> {
+    save_dialog("Export the mission transcript", suggested, format.filter()).await
+}
+
+async fn save_dialog(
     title: &'static str,
-    suggested: &std::path::Path,
+    suggested: &Path,
     filter: (&'static str, &'static str),
 ) -> Result<Option<PathBuf>, Error> {
     if let Some(paths) = hooked_paths() {
@@ -82,7 +96,7 @@ pub async fn save_file_titled(
     .await
 }
 
-/// Asks for a folder (Save all). `None` when the user cancels.
+/// Asks for a folder (Save all). `None`: cancelled.
 pub async fn pick_folder() -> Result<Option<PathBuf>, Error> {
     if let Some(paths) = hooked_paths() {
         return Ok(paths.into_iter().next());

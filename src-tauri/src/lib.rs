@@ -1,57 +1,78 @@
 //! The Casebook desktop app: a thin Tauri shell over `casebook-core`.
 //!
-//! Commands (in `commands`) are one-liners over core; everything that can be
-//! tested without a window lives in core or in `state`.
+//! Everything Casebook does lives in core's [`Casebook`]; this crate adds only
+//! what needs Tauri: windows, channels, native dialogs, notifications and the
+//! system opener. Commands (in `commands`) are one-liners over core.
 
 pub mod bindings;
 pub mod commands;
 mod dialog;
-pub mod missions;
 mod notify;
-pub mod settings;
-pub mod state;
-#[cfg(test)]
-mod testing;
+mod opener;
+pub mod windows;
 
-use state::AppState;
+use casebook_core::Error;
+use casebook_core::app::{BackendChoice, Casebook, Config};
+use casebook_core::backend::SandboxOptions;
+use std::sync::Arc;
 use tauri::Manager;
 
 /// Registers every command, generic over the runtime so tests can drive the same
 /// wiring on `tauri::test::MockRuntime` without a display. The caller manages an
-/// [`AppState`].
+/// `Arc<Casebook>` (see [`start_core`]).
 pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
         .invoke_handler(tauri::generate_handler![
-            commands::app::app_info,
-            commands::app::update_settings,
-            commands::app::health,
-            commands::documents::inspect_documents,
-            commands::documents::pick_documents,
-            commands::keys::key_status,
-            commands::keys::set_key,
-            commands::keys::delete_key,
-            commands::cite::preview,
-            commands::cite::cite,
-            commands::cite::cancel_cite,
-            commands::cite::save_cited,
-            commands::cite::save_all_cited,
-            commands::cite::show_in_folder,
-            commands::missions::mission_preview,
-            commands::missions::start_mission,
-            commands::missions::list_missions,
-            commands::missions::open_mission,
-            commands::missions::watch_mission,
-            commands::missions::cancel_mission,
-            commands::missions::export_mission,
-            commands::missions::open_link,
+            commands::app_info,
+            commands::update_settings,
+            commands::health,
+            commands::inspect_documents,
+            commands::pick_documents,
+            commands::key_status,
+            commands::set_key,
+            commands::delete_key,
+            commands::preview,
+            commands::cite,
+            commands::cancel_cite,
+            commands::discard_cite,
+            commands::save_cited,
+            commands::save_all_cited,
+            commands::show_in_folder,
+            commands::mission_preview,
+            commands::start_mission,
+            commands::list_missions,
+            commands::open_mission,
+            commands::watch_mission,
+            commands::cancel_mission,
+            commands::export_mission,
+            commands::open_link,
         ])
         .on_window_event(|window, event| {
             if let tauri::WindowEvent::Destroyed = event
-                && let Some(watchers) = window.try_state::<missions::Watchers>()
+                && let Some(core) = window.try_state::<Arc<Casebook>>()
             {
-                watchers.unsubscribe(window.label());
+                core.unsubscribe(window.label());
             }
         })
+}
+
+/// Starts core for `app` in `data_dir`, with the window observer; test builds
+/// read the sandbox's pace and mission length from the environment.
+pub async fn start_core<R: tauri::Runtime>(
+    app: &tauri::AppHandle<R>,
+    data_dir: std::path::PathBuf,
+) -> Result<Arc<Casebook>, Error> {
+    #[cfg(feature = "test-hooks")]
+    let sandbox = SandboxOptions::from_env()?;
+    #[cfg(not(feature = "test-hooks"))]
+    let sandbox = SandboxOptions::default();
+    let config = Config {
+        data_dir,
+        backend: BackendChoice::FromSettings,
+        sandbox,
+        test_hooks: cfg!(feature = "test-hooks"),
+    };
+    Casebook::start(config, Arc::new(windows::WindowObserver(app.clone()))).await
 }
 
 pub fn run() {
@@ -65,14 +86,19 @@ pub fn run() {
 
     setup(tauri::Builder::default())
         .setup(|app| {
-            let data_dir = state::data_dir(app.path().app_data_dir().ok())?;
-            let state = tauri::async_runtime::block_on(AppState::start(data_dir))?;
-            let info = tauri::async_runtime::block_on(state.info());
-            tracing::info!(base_url = %info.base_url, mode = ?info.mode, "Casebook is ready");
-            app.manage(state);
-            app.manage(commands::cite::Jobs::new());
-            app.manage(missions::Watchers::new());
-            missions::resume_all(app.handle());
+            let handle = app.handle().clone();
+            let core = tauri::async_runtime::block_on(async move {
+                let core = start_core(&handle, casebook_core::backend::data_dir()?).await?;
+                let info = core.info().await;
+                tracing::info!(base_url = %info.base_url, mode = ?info.mode, "Casebook is ready");
+                // Live missions resume in the background; their windows stay closed
+                // until asked for.
+                if let Err(e) = core.resume_all().await {
+                    tracing::warn!("cannot resume missions: {}", e.message);
+                }
+                Ok::<_, Error>(core)
+            })?;
+            app.manage(core);
             Ok(())
         })
         .run(tauri::generate_context!())

@@ -1,14 +1,14 @@
 //! Desktop notifications, best effort: a missing notification daemon (or D-Bus)
 //! is logged and otherwise ignored.
 //!
-//! `CASEBOOK_NOTIFY_LOG` (tests): append each notification to this file as a JSON
-//! line instead of showing it.
-
-use std::io::Write;
+//! Test builds (`test-hooks`): `CASEBOOK_NOTIFY_LOG` appends each notification to
+//! this file as a JSON line instead of showing it.
 
 pub fn notify(summary: String, body: String) {
     tracing::debug!("notification: {summary}");
+    #[cfg(feature = "test-hooks")]
     if let Some(path) = std::env::var_os("CASEBOOK_NOTIFY_LOG") {
+        use std::io::Write;
         let line = serde_json::json!({"summary": summary, "body": body}).to_string();
         let written = std::fs::OpenOptions::new()
             .create(true)

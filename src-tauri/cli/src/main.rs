@@ -1,17 +1,23 @@
-//! `casebook`: everything the app does, from a terminal or a script.
+//! `casebook`: everything the app does, from a terminal or a script. An adapter
+//! over `casebook-core`, like the app: it shares the app's mission history.
 
 mod output;
 
-use casebook_core::citations::{CitationClient, CiteOptions, Input, Mode};
-use casebook_core::connection::Connection;
-use casebook_core::keys::{ApiKey, KeySource, KeyStore, Service};
-use casebook_core::missions::{InvestigationClient, MissionSpec, parse_usd};
-use casebook_core::stream::{WatchOptions, WatchUpdate};
-use casebook_core::{Error, ErrorCode};
+use casebook_core::app::{BackendChoice, Casebook, Config};
+use casebook_core::backend::{Backend, SandboxOptions};
+use casebook_core::citations::{CiteOptions, Mode};
+use casebook_core::follower::{MissionUpdate, Quiet};
+use casebook_core::jobs::{self, CiteSource};
+use casebook_core::keys::{KeySource, KeyStore, Service};
+use casebook_core::missions::{MissionSpec, parse_usd};
+use casebook_core::store::MissionStatus;
+use casebook_core::transcript::ExportFormat;
+use casebook_core::{Error, ErrorCode, save};
 use clap::{Args, Parser, Subcommand};
 use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
 
 #[derive(Parser)]
 #[command(
@@ -26,6 +32,12 @@ struct Cli {
     /// Start a local sandbox for this command and talk to it instead.
     #[arg(long, global = true)]
     sandbox: bool,
+    /// The sandbox's missions: realistic pauses, or none (scripts).
+    #[arg(long, env = "CASEBOOK_SANDBOX_PACE", global = true, value_enum, default_value = "realistic")]
+    sandbox_pace: casebook_sandbox::Pace,
+    /// The data folder shared with the app (mission history).
+    #[arg(long, env = "CASEBOOK_DATA_DIR", global = true)]
+    data_dir: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -47,9 +59,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Cite a document and save the rewritten copy.
+    /// Cite a document, save the rewritten copy and say what changed.
     Cite(CiteArgs),
-    /// Start, follow and cancel missions.
+    /// Start, follow, list, export and cancel missions.
     Mission {
         #[command(subcommand)]
         action: MissionAction,
@@ -93,6 +105,9 @@ struct CiteArgs {
     /// Replace an existing output file.
     #[arg(long)]
     overwrite: bool,
+    /// Print what changed as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Subcommand)]
@@ -114,15 +129,29 @@ enum MissionAction {
         #[arg(long)]
         json: bool,
     },
-    /// Follow a mission's events until it is waiting or complete.
+    /// Follow a mission: what is stored, then its events until it is waiting or complete.
     Watch {
         session_id: String,
         /// One JSON object a line: {"id", "event", "data"}.
         #[arg(long)]
         json: bool,
-        /// Resume after this event id.
+        /// For a mission not in this computer's history: resume after this event id.
         #[arg(long)]
         last_event_id: Option<String>,
+    },
+    /// The missions in this computer's history, newest first.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a mission's transcript.
+    Export {
+        session_id: String,
+        #[arg(long, default_value = "md")]
+        format: ExportFormat,
+        /// Where to write (default: stdout).
+        #[arg(short = 'o', long = "output")]
+        output: Option<PathBuf>,
     },
     /// Cancel the mission's active turn.
     Cancel { session_id: String },
@@ -130,22 +159,16 @@ enum MissionAction {
 
 /// Exit codes scripts can rely on.
 fn exit_code(err: &Error) -> u8 {
-    match err.code {
-        ErrorCode::Unauthorized => 3,
-        ErrorCode::RateLimited => 4,
-        ErrorCode::InvalidInput
-        | ErrorCode::TooLarge
-        | ErrorCode::EmptyFile
-        | ErrorCode::NotADocument
-        | ErrorCode::LegacyFormat
-        | ErrorCode::EncryptedDocument
-        | ErrorCode::MacroEnabled
-        | ErrorCode::TemplateOrShow
-        | ErrorCode::UnsupportedDocument
-        | ErrorCode::CorruptDocument
-        | ErrorCode::UnsafeDocument => 5,
-        ErrorCode::Network | ErrorCode::Timeout => 6,
-        _ => 1,
+    if err.is_unauthorized() {
+        3
+    } else if err.is_rate_limited() {
+        4
+    } else if err.is_bad_document() || err.code == ErrorCode::InvalidInput {
+        5
+    } else if err.is_network() {
+        6
+    } else {
+        1
     }
 }
 
@@ -161,165 +184,127 @@ async fn main() -> ExitCode {
     }
 }
 
-/// The service to talk to: a sandbox started for this command, or a base URL.
-struct Backend {
-    conn: Connection,
-    sandbox: Option<casebook_sandbox::RunningSandbox>,
+/// The service named on the command line; `None` when none is.
+async fn backend(cli: &Cli) -> Result<Option<Backend>, Error> {
+    if cli.sandbox {
+        let options = SandboxOptions {
+            pace: cli.sandbox_pace,
+            ..SandboxOptions::default()
+        };
+        return Backend::sandbox(None, options).await.map(Some);
+    }
+    cli.base_url.as_deref().map(Backend::remote).transpose()
 }
 
-impl Backend {
-    async fn new(base_url: Option<String>, sandbox: bool) -> Result<Self, Error> {
-        if sandbox {
-            // CASEBOOK_SANDBOX_PACE=instant: missions without pauses (scripts and tests).
-            let pace = match std::env::var("CASEBOOK_SANDBOX_PACE").as_deref() {
-                Ok("instant") => casebook_sandbox::Pace::Instant,
-                _ => casebook_sandbox::Pace::Realistic,
-            };
-            let running = casebook_sandbox::start(casebook_sandbox::SandboxConfig {
-                pace,
-                ..Default::default()
-            })
-            .await
-            .map_err(|e| Error::new(ErrorCode::Io, format!("Cannot start the sandbox: {e}")))?;
-            return Ok(Self {
-                conn: Connection::new(running.base_url())?,
-                sandbox: Some(running),
-            });
-        }
-        match base_url {
-            Some(url) => Ok(Self {
-                conn: Connection::new(&url)?,
-                sandbox: None,
-            }),
-            None => Err(Error::invalid_input(
+async fn run(cli: Cli) -> Result<(), Error> {
+    let backend = match &cli.command {
+        Command::Keys { .. } => None,
+        _ => backend(&cli).await?,
+    };
+    let data_dir = match cli.data_dir.clone() {
+        Some(d) => d,
+        None if matches!(cli.command, Command::Mission { .. }) => casebook_core::backend::data_dir()?,
+        // Commands that keep no history need no data folder.
+        None => std::env::temp_dir(),
+    };
+    let needs_store = matches!(cli.command, Command::Mission { .. });
+    let core = match (needs_store, backend) {
+        (true, backend) => Core::Full(
+            Casebook::start(
+                Config {
+                    data_dir,
+                    backend: BackendChoice::Fixed(backend),
+                    sandbox: SandboxOptions::default(),
+                    test_hooks: false,
+                },
+                Arc::new(Quiet),
+            )
+            .await?,
+        ),
+        (false, backend) => Core::Backend(backend),
+    };
+    let result = dispatch(cli.command, &core).await;
+    core.shutdown().await;
+    result
+}
+
+/// Mission commands use the shared history; the others only a service.
+enum Core {
+    Full(Arc<Casebook>),
+    Backend(Option<Backend>),
+}
+
+impl Core {
+    fn backend(&self) -> Result<&Backend, Error> {
+        match self {
+            Core::Backend(Some(b)) => Ok(b),
+            _ => Err(Error::invalid_input(
                 "No service to talk to: pass --base-url URL (or set CASEBOOK_BASE_URL), or --sandbox.",
             )),
         }
     }
 
-    /// The sandbox's own key, or the stored one for `service`.
-    async fn key(&self, service: Service) -> Result<ApiKey, Error> {
-        if let Some(s) = &self.sandbox {
-            return ApiKey::parse(s.key());
+    fn casebook(&self) -> &Arc<Casebook> {
+        match self {
+            Core::Full(c) => c,
+            Core::Backend(_) => unreachable!("mission commands start the full core"),
         }
-        KeyStore::new().get(service).await?.ok_or_else(|| {
-            Error::new(
-                ErrorCode::Unauthorized,
-                format!(
-                    "No {} key: store one with `casebook keys set {}` or set {}.",
-                    service.as_str(),
-                    service.as_str(),
-                    service.env_var()
-                ),
-            )
-        })
     }
 
-    async fn citations(&self) -> Result<CitationClient, Error> {
-        Ok(CitationClient::new(
-            self.conn.clone(),
-            self.key(Service::Citations).await?,
-        ))
-    }
-
-    async fn investigations(&self) -> Result<InvestigationClient, Error> {
-        Ok(InvestigationClient::new(
-            self.conn.clone(),
-            self.key(Service::Investigations).await?,
-        ))
+    async fn shutdown(self) {
+        match self {
+            Core::Full(c) => c.shutdown().await,
+            Core::Backend(Some(b)) => b.stop().await,
+            Core::Backend(None) => {}
+        }
     }
 }
 
-async fn run(cli: Cli) -> Result<(), Error> {
-    if let Command::Keys { action } = cli.command {
-        return keys(action).await;
-    }
-    let backend = Backend::new(cli.base_url, cli.sandbox).await?;
-    match cli.command {
-        Command::Keys { .. } => unreachable!("handled above"),
+async fn dispatch(command: Command, core: &Core) -> Result<(), Error> {
+    match command {
+        Command::Keys { action } => keys(action).await,
         Command::Health => {
-            let health = backend.conn.health().await?;
+            let b = core.backend()?;
+            let health = b.connection().health().await?;
             println!(
                 "{}: {}",
-                backend.conn.base_url(),
+                b.base_url(),
                 health.status.as_deref().unwrap_or("answering")
             );
             Ok(())
         }
         Command::Parse { file, json } => {
-            let source = Source::read(&file)?;
-            let client = backend.citations().await?;
-            let progress = output::progress(format!("Reading {}", source.label()));
-            let parsed = client.parse(&source.input()?, &progress).await?;
+            let client = core.backend()?.citations().await?;
+            let source = source(&file)?;
+            let progress = output::progress(format!("Reading {}", label(&file)));
+            let parsed = casebook_core::app::preview_with(&client, &source, &progress).await?;
             output::done(&progress);
-            if json {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&parsed).unwrap_or_default()
-                );
-            } else {
-                output::print_parsed(&parsed);
-            }
+            output::print_preview(&parsed, json);
             Ok(())
         }
-        Command::Cite(args) => cite(&backend, args).await,
-        Command::Mission { action } => mission(&backend, action).await,
+        Command::Cite(args) => cite(core.backend()?, args).await,
+        Command::Mission { action } => mission(core.casebook(), action).await,
     }
 }
 
-/// What `parse` and `cite` read: a file, or text from stdin.
-struct Source {
-    path: Option<PathBuf>,
-    bytes: Vec<u8>,
+fn label(file: &str) -> String {
+    if file == "-" { "stdin".into() } else { file.into() }
 }
 
-impl Source {
-    fn read(arg: &str) -> Result<Self, Error> {
-        if arg == "-" {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .lock()
-                .take(casebook_core::documents::MAX_REQUEST_BYTES + 1)
-                .read_to_end(&mut bytes)
-                .map_err(|e| Error::io("Cannot read stdin", &e))?;
-            return Ok(Self { path: None, bytes });
-        }
-        let path = PathBuf::from(arg);
-        let meta =
-            std::fs::metadata(&path).map_err(|e| Error::io(&format!("Cannot read {arg}"), &e))?;
-        if meta.is_dir() {
-            return Err(Error::invalid_input(format!(
-                "{arg} is a folder, not a document."
-            )));
-        }
-        if meta.len() > casebook_core::documents::MAX_DOCUMENT_BYTES {
-            return Err(casebook_core::documents::too_large(meta.len()));
-        }
-        let bytes =
-            std::fs::read(&path).map_err(|e| Error::io(&format!("Cannot read {arg}"), &e))?;
-        Ok(Self {
-            path: Some(path),
-            bytes,
-        })
+/// A file path, or text read from stdin for `-` (bounded like a document).
+fn source(file: &str) -> Result<CiteSource, Error> {
+    if file != "-" {
+        return Ok(CiteSource::Document { path: file.into() });
     }
-
-    fn label(&self) -> String {
-        self.path
-            .as_ref()
-            .map(|p| p.display().to_string())
-            .unwrap_or_else(|| "stdin".into())
-    }
-
-    fn input(&self) -> Result<Input<'_>, Error> {
-        match &self.path {
-            Some(_) => Input::document(&self.bytes),
-            None => {
-                let text = std::str::from_utf8(&self.bytes)
-                    .map_err(|_| Error::invalid_input("The text on stdin is not UTF-8."))?;
-                Input::essay(text)
-            }
-        }
-    }
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(casebook_core::documents::MAX_REQUEST_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| Error::io("Cannot read stdin", &e))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| Error::invalid_input("The text on stdin is not UTF-8."))?;
+    Ok(CiteSource::Essay { text })
 }
 
 async fn cite(backend: &Backend, args: CiteArgs) -> Result<(), Error> {
@@ -330,34 +315,31 @@ async fn cite(backend: &Backend, args: CiteArgs) -> Result<(), Error> {
         seed: args.seed,
     };
     options.validate()?;
-    let source = Source::read(&args.file)?;
-    let input = source.input()?;
-    let out = match (&args.output, &source.path) {
+    let input = (args.file != "-").then(|| PathBuf::from(&args.file));
+    let out = match (&args.output, &input) {
         (Some(o), _) => Some(o.clone()),
-        (None, Some(p)) => Some(casebook_core::save::cited_path(p)),
+        (None, Some(p)) => Some(save::cited_path(p)),
         (None, None) => None,
     };
     if let Some(out) = &out {
-        casebook_core::save::check_destination(source.path.as_deref(), out, args.overwrite)?;
+        save::check_destination(input.as_deref(), out, args.overwrite)?;
     }
+    let source = source(&args.file)?;
     let client = backend.citations().await?;
-    let progress = output::progress(format!("Citing {}", source.label()));
-    let cited = client.cite(&input, &options, &progress).await?;
+    let progress = output::progress(format!("Citing {}", label(&args.file)));
+    let cited = jobs::cite_source(&client, &source, &options, &progress).await?;
     output::done(&progress);
-    match out {
-        Some(out) => {
-            casebook_core::save::write_atomic(&out, &cited.bytes, args.overwrite)?;
-            eprintln!("Saved {}", out.display());
-        }
+    match &out {
+        Some(out) => save::write_atomic(out, &cited.bytes, args.overwrite)?,
         None => std::io::stdout()
             .write_all(&cited.bytes)
             .map_err(|e| Error::io("Cannot write stdout", &e))?,
     }
+    output::print_cited(&cited, out.as_deref(), args.json);
     Ok(())
 }
 
-async fn mission(backend: &Backend, action: MissionAction) -> Result<(), Error> {
-    let client = backend.investigations().await?;
+async fn mission(core: &Arc<Casebook>, action: MissionAction) -> Result<(), Error> {
     match action {
         MissionAction::Start {
             objective,
@@ -373,18 +355,15 @@ async fn mission(backend: &Backend, action: MissionAction) -> Result<(), Error> 
                 budget_cents: parse_usd(&budget)?,
                 objective,
             };
-            let session = client.create_session(&spec).await?;
+            let record = core.start_mission(&spec).await?;
             if json {
-                println!(
-                    "{}",
-                    serde_json::json!({"sessionId": session.session_id, "continuationToken": session.continuation_token})
-                );
+                println!("{}", serde_json::json!({"sessionId": record.session_id}));
             } else {
-                println!("{}", session.session_id);
+                println!("{}", record.session_id);
             }
             std::io::stdout().flush().ok();
             if follow {
-                watch(&client, &session.session_id, None, json).await?;
+                watch(core, &record.session_id, json).await?;
             }
             Ok(())
         }
@@ -392,44 +371,76 @@ async fn mission(backend: &Backend, action: MissionAction) -> Result<(), Error> 
             session_id,
             json,
             last_event_id,
-        } => watch(&client, &session_id, last_event_id, json).await,
+        } => {
+            core.adopt_mission(&session_id, last_event_id).await?;
+            watch(core, &session_id, json).await
+        }
+        MissionAction::List { json } => {
+            output::print_missions(&core.list_missions().await?, json);
+            Ok(())
+        }
+        MissionAction::Export {
+            session_id,
+            format,
+            output,
+        } => {
+            let (_, bytes) = core.export_mission(&session_id, format).await?;
+            match output {
+                Some(path) => {
+                    save::check_destination(None, &path, false)?;
+                    save::write_atomic(&path, &bytes, false)?;
+                    eprintln!("Saved {}", path.display());
+                    Ok(())
+                }
+                None => std::io::stdout()
+                    .write_all(&bytes)
+                    .map_err(|e| Error::io("Cannot write stdout", &e)),
+            }
+        }
         MissionAction::Cancel { session_id } => {
-            let ack = client.cancel(&session_id).await?;
+            let ack = core.cancel_mission(&session_id).await?;
             println!("{} {}", ack.session_id, ack.status);
             Ok(())
         }
     }
 }
 
-async fn watch(
-    client: &InvestigationClient,
-    session_id: &str,
-    last: Option<String>,
-    json: bool,
-) -> Result<(), Error> {
+/// Prints the mission's events (stored, then live) until nobody follows it any
+/// more; fails when following ended in an error.
+async fn watch(core: &Arc<Casebook>, session_id: &str, json: bool) -> Result<(), Error> {
     let tty = std::io::stderr().is_terminal();
-    let end = client
-        .watch(session_id, WatchOptions { last_event_id: last, ..Default::default() }, |update| match update {
-            WatchUpdate::Event { event } => {
-                let mut out = std::io::stdout().lock();
-                let line = if json {
-                    serde_json::json!({"id": event.id, "event": event.event, "data": event.data}).to_string()
-                } else {
-                    output::event_line(&event)
-                };
-                let _ = writeln!(out, "{line}");
-                let _ = out.flush();
+    let ended: Arc<Mutex<Option<(Option<ErrorCode>, Option<String>)>>> = Default::default();
+    let last = ended.clone();
+    let sink = Box::new(move |update: MissionUpdate| {
+        match update {
+            MissionUpdate::Mission { .. } => {}
+            MissionUpdate::Events { events, .. } => output::print_events(&events, json),
+            MissionUpdate::Status { detail, code, .. } => {
+                if tty && let Some(d) = &detail {
+                    eprintln!("({d})");
+                }
+                *last.lock().unwrap_or_else(|p| p.into_inner()) = Some((code, detail));
             }
-            WatchUpdate::Reconnecting { after_ms, reason, .. } if tty => {
-                eprintln!("(stream dropped: {reason}; reconnecting in {:.1} s)", after_ms as f64 / 1000.0);
-            }
-            _ => {}
-        })
-        .await?;
+        }
+        true
+    });
+    core.watch(session_id, "cli", sink).await?;
+    core.watch_finished(session_id).await;
+    let record = core.mission(session_id).await?;
     if tty {
-        eprintln!("Mission {}: {}", session_id, end.terminal.event);
+        eprintln!("Mission {}: {}", session_id, record.status.as_str());
     }
-    Ok(())
+    let (code, detail) = ended
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .take()
+        .unwrap_or_default();
+    let detail = detail.unwrap_or_else(|| "The mission could not be followed.".into());
+    match record.status {
+        MissionStatus::Lost => Err(Error::new(ErrorCode::Network, detail)),
+        MissionStatus::Error => Err(Error::new(code.unwrap_or(ErrorCode::Internal), detail)),
+        _ => Ok(()),
+    }
 }
 
 async fn keys(action: KeysAction) -> Result<(), Error> {

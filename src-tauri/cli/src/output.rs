@@ -2,8 +2,11 @@
 
 use casebook_core::citations::Parsed;
 use casebook_core::http::Progress;
-use casebook_core::missions::{MissionEvent, Payload};
-use std::io::IsTerminal;
+use casebook_core::jobs::Cited;
+use casebook_core::store::{MissionRecord, StoredEvent};
+use casebook_core::transcript::rfc3339;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
 
 /// A progress callback that writes one updating line to stderr when it is a terminal.
 pub fn progress(what: String) -> impl Fn(Progress) + Send + Sync {
@@ -36,7 +39,18 @@ pub fn done<F>(_progress: &F) {
     }
 }
 
-pub fn print_parsed(parsed: &Parsed) {
+fn json_line(v: &impl serde::Serialize) -> String {
+    serde_json::to_string(v).unwrap_or_default()
+}
+
+pub fn print_preview(parsed: &Parsed, json: bool) {
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(parsed).unwrap_or_default()
+        );
+        return;
+    }
     for p in &parsed.paragraphs {
         let place = p.slide.map(|s| format!("slide {s}, ")).unwrap_or_default();
         println!("[{place}¶{}] {}", p.index, p.text);
@@ -50,35 +64,74 @@ pub fn print_parsed(parsed: &Parsed) {
     }
 }
 
-/// One readable line per event; unknown kinds show their raw JSON.
-pub fn event_line(e: &MissionEvent) -> String {
-    let id = e.id.as_deref().unwrap_or("-");
-    let what = match e.payload() {
-        Some(Payload::TurnStarted(t)) => t.objective.unwrap_or_default(),
-        Some(Payload::Plan(p)) => p.steps.join(" → "),
-        Some(Payload::SearchQuery(q)) => q.query.unwrap_or_default(),
-        Some(Payload::SourceFound(s)) => format!(
-            "{} <{}>",
-            s.title.unwrap_or_default(),
-            s.url.unwrap_or_default()
-        ),
-        Some(Payload::Evidence(ev)) => format!("“{}”", ev.quote.unwrap_or_default()),
-        Some(Payload::FindingVerified(f)) => {
-            format!(
-                "{} ({:.0}%)",
-                f.claim.unwrap_or_default(),
-                f.confidence.unwrap_or(0.0) * 100.0
-            )
+/// What citing changed: on stdout, unless the cited text itself went there.
+pub fn print_cited(cited: &Cited, saved: Option<&Path>, json: bool) {
+    let s = &cited.summary;
+    let text = if json {
+        json_line(&serde_json::json!({
+            "output": saved.map(|p| p.display().to_string()),
+            "kind": cited.kind,
+            "size": cited.bytes.len(),
+            "summary": s,
+            "summaryNote": cited.summary_note,
+        }))
+    } else {
+        let mut t = String::new();
+        if let Some(p) = saved {
+            t.push_str(&format!("Saved {}\n", p.display()));
         }
-        Some(Payload::SpendUpdated(s)) => {
-            format!(
-                "${:.2} of ${:.2}",
-                s.spent_usd.unwrap_or(0.0),
-                s.budget_usd.unwrap_or(0.0)
-            )
+        t.push_str(&format!(
+            "{} paragraph{} changed, {} citation{} inserted, {} reference{} added",
+            s.paragraphs_changed,
+            plural(s.paragraphs_changed),
+            s.citations_inserted,
+            plural(s.citations_inserted),
+            s.references_added,
+            plural(s.references_added)
+        ));
+        if let Some(note) = &cited.summary_note {
+            t.push_str(&format!("\n{note}"));
         }
-        Some(Payload::ReportFinal(r)) => r.title.unwrap_or_default(),
-        None => e.data.to_string(),
+        t
     };
-    format!("[{id}] {}: {what}", e.event)
+    if saved.is_some() {
+        println!("{text}");
+    } else {
+        eprintln!("{text}");
+    }
+}
+
+fn plural(n: u32) -> &'static str {
+    if n == 1 { "" } else { "s" }
+}
+
+/// One line an event: `{"id","event","data"}` with `--json`, else the card's line.
+pub fn print_events(events: &[StoredEvent], json: bool) {
+    let mut out = std::io::stdout().lock();
+    for e in events {
+        let line = if json {
+            json_line(&serde_json::json!({"id": e.event.id, "event": e.event.event, "data": e.event.data}))
+        } else {
+            let id = e.event.id.as_deref().unwrap_or("-");
+            format!("[{id}] {}: {}", e.event.event, e.card.line())
+        };
+        let _ = writeln!(out, "{line}");
+    }
+    let _ = out.flush();
+}
+
+pub fn print_missions(missions: &[MissionRecord], json: bool) {
+    if json {
+        println!("{}", json_line(&missions));
+        return;
+    }
+    for m in missions {
+        let headline = m.objective.lines().next().unwrap_or("").trim();
+        println!(
+            "{}  {:<12} {}  {headline}",
+            m.session_id,
+            m.status.as_str(),
+            rfc3339(m.created_at)
+        );
+    }
 }

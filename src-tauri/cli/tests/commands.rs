@@ -13,6 +13,8 @@ fn casebook(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output 
         .env_remove("CASEBOOK_CITATIONS_KEY")
         .env_remove("CASEBOOK_INVESTIGATIONS_KEY")
         .env("CASEBOOK_SANDBOX_PACE", "instant")
+        // A history of its own unless the test shares one; never the user's.
+        .env("CASEBOOK_DATA_DIR", tempfile::tempdir().unwrap().keep())
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -92,6 +94,88 @@ fn cite_writes_beside_the_input_and_never_over_it() {
         !v["references"].as_array().unwrap().is_empty(),
         "the cited copy has references"
     );
+}
+
+#[test]
+fn cite_says_what_changed() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("essay.docx");
+    std::fs::copy(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/docx/long-lorem-endnote.docx"),
+        &input,
+    )
+    .unwrap();
+    let out = dir.path().join("cited.docx");
+    let json = ok(&casebook(
+        &[
+            "--sandbox",
+            "cite",
+            input.to_str().unwrap(),
+            "--mode",
+            "every",
+            "-o",
+            out.to_str().unwrap(),
+            "--json",
+        ],
+        &[],
+        None,
+    ));
+    let v: serde_json::Value = serde_json::from_str(json.trim()).unwrap();
+    assert_eq!(v["output"], out.to_str().unwrap());
+    let s = &v["summary"];
+    assert!(s["paragraphsChanged"].as_u64().unwrap() > 0, "{v}");
+    assert!(s["citationsInserted"].as_u64().unwrap() >= s["paragraphsChanged"].as_u64().unwrap(), "{v}");
+    assert_eq!(
+        s["changes"].as_array().unwrap().len() as u64,
+        s["paragraphsChanged"].as_u64().unwrap()
+    );
+    let plain = ok(&casebook(
+        &["--sandbox", "cite", input.to_str().unwrap(), "--mode", "every", "-o", out.to_str().unwrap(), "--overwrite"],
+        &[],
+        None,
+    ));
+    assert!(plain.contains(" changed, ") && plain.contains(" citations inserted, "), "{plain}");
+}
+
+/// `mission list`, `export` and `watch` read the history `mission start` wrote, in
+/// the data folder the app uses too.
+#[test]
+fn missions_are_listed_exported_and_watched_from_the_shared_history() {
+    let data = tempfile::tempdir().unwrap();
+    let env = [("CASEBOOK_DATA_DIR", data.path().to_str().unwrap())];
+    let started = ok(&casebook(
+        &["--sandbox", "mission", "start", "--objective", "Do cool roofs lower indoor heat?", "--follow", "--json"],
+        &env,
+        None,
+    ));
+    let mut lines = started.lines();
+    let id = serde_json::from_str::<serde_json::Value>(lines.next().unwrap()).unwrap()["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let followed: Vec<&str> = lines.collect();
+
+    let list: serde_json::Value = serde_json::from_str(&ok(&casebook(&["mission", "list", "--json"], &env, None))).unwrap();
+    assert_eq!(list[0]["sessionId"], id.as_str());
+    assert_eq!(list[0]["status"], "complete");
+    let text = ok(&casebook(&["mission", "list"], &env, None));
+    assert!(text.contains(&id) && text.contains("Do cool roofs lower indoor heat?"), "{text}");
+
+    // Watching a finished mission replays what is stored: the same lines, no service needed.
+    let watched = ok(&casebook(&["mission", "watch", &id, "--json"], &env, None));
+    assert_eq!(watched.lines().collect::<Vec<_>>(), followed);
+
+    let md = ok(&casebook(&["mission", "export", &id, "--format", "md"], &env, None));
+    assert!(md.starts_with("# Mission: Do cool roofs lower indoor heat?"), "{md}");
+    let file = data.path().join("t.json");
+    ok(&casebook(&["mission", "export", &id, "--format", "json", "-o", file.to_str().unwrap()], &env, None));
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(json["events"].as_array().unwrap().len(), followed.len());
+    let again = casebook(&["mission", "export", &id, "--format", "json", "-o", file.to_str().unwrap()], &env, None);
+    assert_eq!(again.status.code(), Some(5), "an existing file is not replaced");
+    let missing = casebook(&["mission", "export", "ses_nope"], &env, None);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("[not_found]"));
 }
 
 #[test]

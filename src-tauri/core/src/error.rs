@@ -58,40 +58,18 @@ pub enum ErrorCode {
     Conflict,
     /// The user cancelled.
     Cancelled,
-}
-
-impl ErrorCode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::Unauthorized => "unauthorized",
-            ErrorCode::RateLimited => "rate_limited",
-            ErrorCode::TooLarge => "too_large",
-            ErrorCode::InvalidInput => "invalid_input",
-            ErrorCode::EmptyFile => "empty_file",
-            ErrorCode::NotADocument => "not_a_document",
-            ErrorCode::LegacyFormat => "legacy_format",
-            ErrorCode::EncryptedDocument => "encrypted_document",
-            ErrorCode::MacroEnabled => "macro_enabled",
-            ErrorCode::TemplateOrShow => "template_or_show",
-            ErrorCode::UnsupportedDocument => "unsupported_document",
-            ErrorCode::CorruptDocument => "corrupt_document",
-            ErrorCode::UnsafeDocument => "unsafe_document",
-            ErrorCode::Io => "io",
-            ErrorCode::KeyringUnavailable => "keyring_unavailable",
-            ErrorCode::Network => "network",
-            ErrorCode::Timeout => "timeout",
-            ErrorCode::Server => "server",
-            ErrorCode::Protocol => "protocol",
-            ErrorCode::NotFound => "not_found",
-            ErrorCode::Conflict => "conflict",
-            ErrorCode::Cancelled => "cancelled",
-        }
-    }
+    /// Casebook itself failed (a task that died, a bug): not the user's input, the
+    /// file, the network or the service.
+    Internal,
 }
 
 impl fmt::Display for ErrorCode {
+    /// The serde name, so the UI, the CLI and logs all see one spelling.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
+        match serde_json::to_value(self) {
+            Ok(serde_json::Value::String(s)) => f.write_str(&s),
+            _ => write!(f, "{self:?}"),
+        }
     }
 }
 
@@ -139,6 +117,10 @@ impl Error {
 
     pub fn io(context: &str, err: &std::io::Error) -> Self {
         Self::new(ErrorCode::Io, format!("{context}: {err}"))
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(ErrorCode::Internal, message)
     }
 
     pub fn is_unauthorized(&self) -> bool {
@@ -192,38 +174,12 @@ mod tests {
     }
 
     #[test]
-    fn as_str_matches_serde_name_for_every_code() {
-        use ErrorCode::*;
-        for code in [
-            Unauthorized,
-            RateLimited,
-            TooLarge,
-            InvalidInput,
-            EmptyFile,
-            NotADocument,
-            LegacyFormat,
-            EncryptedDocument,
-            MacroEnabled,
-            TemplateOrShow,
-            UnsupportedDocument,
-            CorruptDocument,
-            UnsafeDocument,
-            Io,
-            KeyringUnavailable,
-            Network,
-            Timeout,
-            Server,
-            Protocol,
-            NotFound,
-            Conflict,
-            Cancelled,
-        ] {
-            let json = serde_json::to_value(code).unwrap();
-            assert_eq!(
-                json.as_str(),
-                Some(code.as_str()),
-                "code {code:?} serializes differently from as_str"
-            );
-        }
+    fn codes_display_as_their_serde_names() {
+        assert_eq!(ErrorCode::UnsafeDocument.to_string(), "unsafe_document");
+        assert_eq!(ErrorCode::Internal.to_string(), "internal");
+        assert_eq!(
+            serde_json::to_value(ErrorCode::KeyringUnavailable).unwrap(),
+            "keyring_unavailable"
+        );
     }
 }

@@ -4,15 +4,21 @@
 //! behaviour a user sees can be tested headless against the sandbox.
 
 mod api;
+pub mod app;
+pub mod backend;
+pub mod cards;
 pub mod citations;
 pub mod connection;
 pub mod documents;
 pub mod error;
+pub mod follower;
 pub mod http;
+pub mod jobs;
 pub mod keys;
 pub mod missions;
 pub mod reader;
 pub mod save;
+pub mod settings;
 pub mod sse;
 pub mod store;
 pub mod stream;

@@ -1,6 +1,7 @@
 //! Missions and their events in SQLite, in the app's data directory, so a mission
 //! reopens at once and resumes after a restart.
 
+use crate::cards::{self, Card};
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::{EventKind, MissionEvent, MissionSpec, Session};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -49,6 +50,8 @@ pub enum MissionStatus {
     Complete,
     Cancelled,
     Reconnecting,
+    /// The service could not be reached for a while; Retry (or the next start) follows again.
+    Lost,
     Error,
 }
 
@@ -60,6 +63,7 @@ impl MissionStatus {
             MissionStatus::Complete => "complete",
             MissionStatus::Cancelled => "cancelled",
             MissionStatus::Reconnecting => "reconnecting",
+            MissionStatus::Lost => "lost",
             MissionStatus::Error => "error",
         }
     }
@@ -71,13 +75,17 @@ impl MissionStatus {
             "complete" => MissionStatus::Complete,
             "cancelled" => MissionStatus::Cancelled,
             "reconnecting" => MissionStatus::Reconnecting,
+            "lost" => MissionStatus::Lost,
             _ => MissionStatus::Error,
         }
     }
 
     /// A mission in this state should be followed again after a restart.
     pub fn is_live(self) -> bool {
-        matches!(self, MissionStatus::Running | MissionStatus::Reconnecting)
+        matches!(
+            self,
+            MissionStatus::Running | MissionStatus::Reconnecting | MissionStatus::Lost
+        )
     }
 
     /// The status an event moves a mission to, if any. A cancelled turn leaves the
@@ -91,7 +99,9 @@ impl MissionStatus {
             }
             EventKind::SessionWaiting => MissionStatus::Waiting,
             EventKind::SessionCompleted => MissionStatus::Complete,
-            _ if self == MissionStatus::Reconnecting => MissionStatus::Running,
+            _ if matches!(self, MissionStatus::Reconnecting | MissionStatus::Lost) => {
+                MissionStatus::Running
+            }
             _ => self,
         }
     }
@@ -122,7 +132,8 @@ pub struct MissionRecord {
     pub continuation_token: Option<String>,
 }
 
-/// A stored event with its position in the mission.
+/// A stored event with its position in the mission, and how it reads (computed
+/// here once, so every front end shows the same text).
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename_all = "camelCase")]
@@ -132,12 +143,33 @@ pub struct StoredEvent {
     pub event: MissionEvent,
     #[ts(type = "number")]
     pub received_at: i64,
+    pub label: String,
+    pub card: Card,
+}
+
+impl StoredEvent {
+    pub fn new(seq: u64, event: MissionEvent, received_at: i64) -> Self {
+        Self {
+            seq,
+            label: cards::label(&event.event),
+            card: cards::card(&event),
+            event,
+            received_at,
+        }
+    }
 }
 
 fn db_err(e: rusqlite::Error) -> Error {
     Error::new(
         ErrorCode::Io,
         format!("The mission history could not be read or written ({e})."),
+    )
+}
+
+pub fn not_found(session_id: &str) -> Error {
+    Error::new(
+        ErrorCode::NotFound,
+        format!("No mission {session_id} in this computer's history."),
     )
 }
 
@@ -172,6 +204,10 @@ impl MissionStore {
         conn.pragma_update(None, "foreign_keys", true)
             .map_err(db_err)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(db_err)?;
+        // The app and the CLI may write the same database at once: wait for the
+        // other's transaction instead of failing with "database is locked".
+        conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(db_err)?;
         migrate(&mut conn)?;
         Ok(Self {
@@ -237,9 +273,58 @@ impl MissionStore {
         .await
     }
 
+    /// Records a mission started elsewhere (another computer, a script), known only
+    /// by its id, to be followed after `last_event_id`.
+    pub async fn adopt(
+        &self,
+        session_id: &str,
+        base_url: &str,
+        last_event_id: Option<String>,
+    ) -> Result<()> {
+        let (id, base_url) = (session_id.to_owned(), base_url.to_owned());
+        self.with(move |c| {
+            let now = now_ms();
+            c.execute(
+                "INSERT INTO missions (session_id, objective, mission_type, budget_type, budget_cents,
+                   base_url, status, created_at, updated_at, last_event_id)
+                 VALUES (?1, ?2, '', '', 0, ?3, 'running', ?4, ?4, ?5)
+                 ON CONFLICT(session_id) DO NOTHING",
+                params![id, format!("Mission {id} (started elsewhere)"), base_url, now, last_event_id],
+            )
+            .map(|_| ())
+            .map_err(db_err)
+        })
+        .await
+    }
+
     pub async fn get(&self, session_id: &str) -> Result<Option<MissionRecord>> {
         let id = session_id.to_owned();
         self.with(move |c| get(c, &id)).await
+    }
+
+    /// The mission, or the one "not found" every front end shows.
+    pub async fn require(&self, session_id: &str) -> Result<MissionRecord> {
+        self.get(session_id)
+            .await?
+            .ok_or_else(|| not_found(session_id))
+    }
+
+    /// The events stored after the last one the server gave an id (all of them when
+    /// it never gave one): what a resumed stream may replay and must not repeat.
+    pub async fn events_since_last_id(&self, session_id: &str) -> Result<Vec<StoredEvent>> {
+        let id = session_id.to_owned();
+        let after: u64 = self
+            .with(move |c| {
+                c.query_row(
+                    "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?1 AND event_id IS NOT NULL",
+                    [&id],
+                    |r| r.get::<_, i64>(0),
+                )
+                .map(|n| n as u64)
+                .map_err(db_err)
+            })
+            .await?;
+        self.events(session_id, after, u32::MAX).await
     }
 
     /// Newest first.
@@ -288,7 +373,11 @@ impl MissionStore {
     ) -> Result<Vec<StoredEvent>> {
         let id = session_id.to_owned();
         self.with(move |c| {
-            let tx = c.transaction().map_err(db_err)?;
+            // IMMEDIATE takes the write lock before reading the next position, so a
+            // second process appending to the same mission cannot take the same one.
+            let tx = c
+                .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+                .map_err(db_err)?;
             let (mut status, mut next): (MissionStatus, u64) = tx
                 .query_row(
                     "SELECT m.status, COALESCE((SELECT MAX(seq) FROM events e WHERE e.session_id = m.session_id), 0) + 1
@@ -315,7 +404,7 @@ impl MissionStore {
                 if event.id.is_some() {
                     last_id = event.id.clone();
                 }
-                stored.push(StoredEvent { seq: next, event, received_at: now });
+                stored.push(StoredEvent::new(next, event, now));
                 next += 1;
             }
             tx.execute(
@@ -351,11 +440,7 @@ impl MissionStore {
                     let mut event = MissionEvent::new(r.get(1)?, r.get(2)?, "null");
                     event.data =
                         serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data));
-                    Ok(StoredEvent {
-                        seq: r.get::<_, i64>(0)? as u64,
-                        event,
-                        received_at: r.get(4)?,
-                    })
+                    Ok(StoredEvent::new(r.get::<_, i64>(0)? as u64, event, r.get(4)?))
                 })
                 .map_err(db_err)?;
             rows.collect::<std::result::Result<Vec<_>, _>>()

@@ -1,9 +1,11 @@
 //! A mission's transcript as Markdown (for people) and JSON (for programs), as the
-//! app exports it. Both list every stored event in order; kinds Casebook does not
+//! app and the CLI export it. Both list every stored event in order; kinds Casebook does not
 //! know keep their raw JSON, so nothing the service sent is lost from an export.
 
-use crate::missions::{EventKind, Payload, format_usd};
-use crate::store::{MissionRecord, StoredEvent};
+use crate::error::{Error, ErrorCode, Result};
+use crate::missions::format_usd;
+use crate::store::{MissionRecord, MissionStore, StoredEvent};
+use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fmt::Write;
 use time::OffsetDateTime;
@@ -21,163 +23,9 @@ pub fn rfc3339(ms: i64) -> String {
         .unwrap_or_else(|| format!("{ms} ms since 1970"))
 }
 
-/// `0.5` → `"$0.50"`; amounts arrive from the service as JSON numbers of dollars.
-fn dollars(v: f64) -> String {
-    if !v.is_finite() || v < 0.0 {
-        return format!("${v}");
-    }
-    format!("${}", format_usd((v * 100.0).round() as u64))
-}
-
-/// Text that must stay on one line of a Markdown list.
+/// Text that must stay on one line of a Markdown heading or list.
 fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
-}
-
-/// A block of text quoted line by line.
-fn quote(s: &str) -> String {
-    s.lines()
-        .map(|l| format!("> {l}").trim_end().to_owned())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-fn fenced_json(v: &Value) -> String {
-    let pretty = serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string());
-    // A fence longer than any backtick run inside, so the block cannot be closed early.
-    let longest = pretty.split(|c| c != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest.max(2) + 1);
-    format!("{fence}json\n{pretty}\n{fence}")
-}
-
-fn link(url: &str) -> String {
-    format!("<{}>", url.replace(['<', '>', ' '], ""))
-}
-
-/// The body of one event in Markdown: what the app's card shows.
-fn event_body(e: &StoredEvent) -> String {
-    let ev = &e.event;
-    let text = |k: &str| ev.data.get(k).and_then(Value::as_str).map(str::to_owned);
-    let mut out = String::new();
-    match ev.payload() {
-        Some(Payload::TurnStarted(t)) => {
-            if let Some(o) = t.objective {
-                out.push_str(&quote(&o));
-                out.push('\n');
-            }
-            if let Some(b) = t.budget_usd {
-                let _ = writeln!(out, "Budget: {}", dollars(b));
-            }
-        }
-        Some(Payload::Plan(p)) => {
-            for (i, s) in p.steps.iter().enumerate() {
-                let _ = writeln!(out, "{}. {}", i + 1, one_line(s));
-            }
-        }
-        Some(Payload::SearchQuery(q)) => {
-            let _ = write!(
-                out,
-                "Searched: “{}”",
-                one_line(&q.query.unwrap_or_default())
-            );
-            if let Some(engine) = q.engine {
-                let _ = write!(out, " ({engine})");
-            }
-            out.push('\n');
-        }
-        Some(Payload::SourceFound(s)) => {
-            let title = s.title.unwrap_or_else(|| "Untitled source".into());
-            let _ = write!(out, "**{}**", one_line(&title));
-            let year = s.year.map(|y| match y {
-                Value::String(s) => s,
-                other => other.to_string(),
-            });
-            let meta: Vec<String> = [s.publisher, year].into_iter().flatten().collect();
-            if !meta.is_empty() {
-                let _ = write!(out, ". {}", meta.join(", "));
-            }
-            out.push('\n');
-            if let Some(url) = s.url {
-                let _ = writeln!(out, "{}", link(&url));
-            }
-        }
-        Some(Payload::Evidence(x)) => {
-            if let Some(q) = x.quote {
-                out.push_str(&quote(&q));
-                out.push('\n');
-            }
-            if let Some(claim) = x.supports {
-                let _ = writeln!(out, "Supports: {}", one_line(&claim));
-            }
-            if let Some(url) = x.source_url {
-                let _ = writeln!(out, "Source: {}", link(&url));
-            }
-        }
-        Some(Payload::FindingVerified(f)) => {
-            let _ = write!(out, "**{}**", one_line(&f.claim.unwrap_or_default()));
-            if let Some(c) = f.confidence {
-                let _ = write!(out, " (confidence {:.0}%)", c * 100.0);
-            }
-            out.push('\n');
-            for url in f.sources {
-                let _ = writeln!(out, "- {}", link(&url));
-            }
-        }
-        Some(Payload::SpendUpdated(s)) => {
-            let spent = s.spent_usd.map(dollars).unwrap_or_else(|| "?".into());
-            match s.budget_usd {
-                Some(b) => {
-                    let _ = writeln!(out, "Spent {spent} of {}", dollars(b));
-                }
-                None => {
-                    let _ = writeln!(out, "Spent {spent}");
-                }
-            }
-        }
-        Some(Payload::ReportFinal(r)) => {
-            if let Some(t) = r.title {
-                let _ = writeln!(out, "**{}**\n", one_line(&t));
-            }
-            if let Some(s) = r.summary {
-                let _ = writeln!(out, "{}\n", s.trim());
-            }
-            for f in r.findings {
-                let _ = writeln!(out, "- {}", one_line(&f));
-            }
-        }
-        None => match ev.kind {
-            EventKind::TurnCancelled => {
-                let _ = writeln!(
-                    out,
-                    "The turn was cancelled{}.",
-                    text("reason")
-                        .map(|r| format!(" ({r})"))
-                        .unwrap_or_default()
-                );
-            }
-            EventKind::SessionWaiting => {
-                let _ = writeln!(
-                    out,
-                    "The session is waiting{}.",
-                    text("reason")
-                        .map(|r| format!(" ({r})"))
-                        .unwrap_or_default()
-                );
-            }
-            EventKind::SessionCompleted => {
-                let _ = writeln!(out, "The mission is complete.");
-            }
-            EventKind::TurnCompleted => {
-                let _ = writeln!(out, "The turn is complete.");
-            }
-            // Unknown kinds, and known kinds whose data has another shape: the raw JSON.
-            _ => {
-                out.push_str(&fenced_json(&ev.data));
-                out.push('\n');
-            }
-        },
-    }
-    out
 }
 
 /// The whole transcript in Markdown.
@@ -213,7 +61,7 @@ pub fn markdown(m: &MissionRecord, events: &[StoredEvent]) -> String {
             e.event.event,
             rfc3339(e.received_at)
         );
-        out.push_str(&event_body(e));
+        out.push_str(&e.card.markdown());
     }
     out
 }
@@ -243,6 +91,77 @@ pub fn json(m: &MissionRecord, events: &[StoredEvent]) -> Value {
     })
 }
 
+/// The formats a transcript is exported in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, ts_rs::TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(rename_all = "lowercase")]
+pub enum ExportFormat {
+    Markdown,
+    Json,
+}
+
+impl ExportFormat {
+    /// The file-dialog filter: a name and the extension.
+    pub fn filter(self) -> (&'static str, &'static str) {
+        match self {
+            ExportFormat::Markdown => ("Markdown", "md"),
+            ExportFormat::Json => ("JSON", "json"),
+        }
+    }
+}
+
+impl std::str::FromStr for ExportFormat {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        match s {
+            "md" | "markdown" => Ok(Self::Markdown),
+            "json" => Ok(Self::Json),
+            other => Err(Error::invalid_input(format!(
+                "Unknown format \"{other}\": use md or json."
+            ))),
+        }
+    }
+}
+
+/// A file name from the objective's first words: letters, digits and spaces.
+pub fn export_name(record: &MissionRecord, format: ExportFormat) -> String {
+    let words: Vec<String> = record
+        .objective
+        .chars()
+        .map(|c| if c.is_alphanumeric() || c == '-' { c } else { ' ' })
+        .collect::<String>()
+        .split_whitespace()
+        .take(8)
+        .map(str::to_owned)
+        .collect();
+    let stem = if words.is_empty() {
+        "Mission".to_owned()
+    } else {
+        words.join(" ")
+    };
+    format!("{stem} (mission).{}", format.filter().1)
+}
+
+/// The stored mission's transcript in `format`, as the file's bytes.
+pub async fn export(
+    store: &MissionStore,
+    session_id: &str,
+    format: ExportFormat,
+) -> Result<(MissionRecord, Vec<u8>)> {
+    let record = store.require(session_id).await?;
+    let events = store.events(session_id, 0, u32::MAX).await?;
+    let bytes = match format {
+        ExportFormat::Markdown => markdown(&record, &events).into_bytes(),
+        ExportFormat::Json => {
+            let mut v = serde_json::to_vec_pretty(&json(&record, &events))
+                .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?;
+            v.push(b'\n');
+            v
+        }
+    };
+    Ok((record, bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,11 +186,11 @@ mod tests {
     }
 
     fn stored(seq: u64, name: &str, data: &str) -> StoredEvent {
-        StoredEvent {
+        StoredEvent::new(
             seq,
-            event: MissionEvent::new(Some(seq.to_string()), name.into(), data),
-            received_at: 1_777_627_801_000 + seq as i64 * 1000,
-        }
+            MissionEvent::new(Some(seq.to_string()), name.into(), data),
+            1_777_627_801_000 + seq as i64 * 1000,
+        )
     }
 
     fn events() -> Vec<StoredEvent> {
@@ -324,7 +243,7 @@ mod tests {
             "````json\n{\n  \"sky\": \"```grey\"\n}\n````\n",
             "**Heat**\n\nIt does.\n\n- A\n- B\n",
             "The turn was cancelled (user).\n",
-            "The session is waiting (cancelled).\n",
+            "Waiting (cancelled).\n",
         ] {
             assert!(md.contains(want), "missing {want:?} in:\n{md}");
         }
@@ -332,6 +251,28 @@ mod tests {
             !md.contains("ct_secret"),
             "the continuation token stays out"
         );
+    }
+
+    #[test]
+    fn export_names_come_from_the_objective() {
+        let named = |o: &str, f| {
+            export_name(
+                &MissionRecord {
+                    objective: o.into(),
+                    ..record()
+                },
+                f,
+            )
+        };
+        assert_eq!(
+            named("Does heat/raise admissions?", ExportFormat::Markdown),
+            "Does heat raise admissions (mission).md"
+        );
+        assert_eq!(
+            named("  ../../etc  ", ExportFormat::Json),
+            "etc (mission).json"
+        );
+        assert_eq!(named("?!", ExportFormat::Json), "Mission (mission).json");
     }
 
     #[test]

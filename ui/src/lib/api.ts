@@ -17,6 +17,7 @@ import type {
   MissionSpec,
   MissionUpdate,
   Parsed,
+  SaveReport,
   SavedFile,
   Service,
   Settings,
@@ -49,14 +50,15 @@ export const api = {
   setKey: (service: Service, key: string) => invoke<KeyStatus>("set_key", { service, key }),
   deleteKey: (service: Service) => invoke<KeyStatus>("delete_key", { service }),
   preview: (source: CiteSource) => invoke<Parsed>("preview", { source }),
-  cite: (jobId: string, source: CiteSource, options: CiteOptions, onProgress: (p: CiteProgress) => void) => {
+  cite: (source: CiteSource, options: CiteOptions, onProgress: (p: CiteProgress) => void) => {
     const channel = new Channel<CiteProgress>();
     channel.onmessage = onProgress;
-    return invoke<CiteOutcome>("cite", { jobId, source, options, onProgress: channel });
+    return invoke<CiteOutcome>("cite", { source, options, onProgress: channel });
   },
   cancelCite: (jobId: string) => invoke<boolean>("cancel_cite", { jobId }),
+  discardCite: (jobId: string) => invoke<void>("discard_cite", { jobId }),
   saveCited: (jobId: string) => invoke<SavedFile | null>("save_cited", { jobId }),
-  saveAllCited: (jobIds: string[]) => invoke<SavedFile[]>("save_all_cited", { jobIds }),
+  saveAllCited: (jobIds: string[]) => invoke<SaveReport[]>("save_all_cited", { jobIds }),
   showInFolder: (path: string) => invoke<void>("show_in_folder", { path }),
   missionPreview: (spec: MissionSpec) => invoke<string>("mission_preview", { spec }),
   startMission: (spec: MissionSpec) => invoke<MissionRecord>("start_mission", { spec }),

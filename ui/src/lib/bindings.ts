@@ -1,6 +1,6 @@
 // Generated from the Rust types by `make bindings` (src-tauri/src/bindings.rs). Do not edit.
 
-export type ErrorCode = "unauthorized" | "rate_limited" | "too_large" | "invalid_input" | "empty_file" | "not_a_document" | "legacy_format" | "encrypted_document" | "macro_enabled" | "template_or_show" | "unsupported_document" | "corrupt_document" | "unsafe_document" | "io" | "keyring_unavailable" | "network" | "timeout" | "server" | "protocol" | "not_found" | "conflict" | "cancelled";
+export type ErrorCode = "unauthorized" | "rate_limited" | "too_large" | "invalid_input" | "empty_file" | "not_a_document" | "legacy_format" | "encrypted_document" | "macro_enabled" | "template_or_show" | "unsupported_document" | "corrupt_document" | "unsafe_document" | "io" | "keyring_unavailable" | "network" | "timeout" | "server" | "protocol" | "not_found" | "conflict" | "cancelled" | "internal";
 
 export type Error = { code: ErrorCode, message: string, 
 /**
@@ -58,7 +58,11 @@ export type AppInfo = { version: string, mode: BackendMode,
 /**
  * Where requests go now: the sandbox's loopback URL in sandbox mode.
  */
-baseUrl: string, dataDir: string, settings: Settings, };
+baseUrl: string, dataDir: string, settings: Settings, 
+/**
+ * Test builds only: the UI exposes its test globals.
+ */
+testHooks: boolean, };
 
 export type Health = { ok: boolean, baseUrl: string, detail: string, };
 
@@ -80,11 +84,17 @@ export type CiteSummary = { paragraphsChanged: number, citationsInserted: number
 
 export type CiteSource = { "type": "document", path: string, } | { "type": "essay", text: string, };
 
-export type CiteProgress = { "type": "waiting" } | { "type": "sending", bytes: number, } | { "type": "rateLimited", seconds: number, attempt: number, of: number, } | { "type": "receiving" } | { "type": "summarizing" };
+export type CiteProgress = { "type": "queued", job_id: string, } | { "type": "sending", bytes: number, } | { "type": "rateLimited", seconds: number, attempt: number, of: number, } | { "type": "receiving" } | { "type": "summarizing" };
 
-export type CiteOutcome = { jobId: string, kind: OutputKind, size: number, summary: CiteSummary, };
+export type CiteOutcome = { jobId: string, kind: OutputKind, size: number, summary: CiteSummary, 
+/**
+ * Set when the result is good but what changed could not be worked out.
+ */
+summaryNote: string | null, };
 
 export type SavedFile = { jobId: string, path: string, };
+
+export type SaveReport = { jobId: string, path: string | null, error: Error | null, };
 
 export type MissionSpec = { missionType: string, budgetType: string, budgetCents: number, objective: string, };
 
@@ -92,9 +102,18 @@ export type CancelAck = { ok: boolean, sessionId: string, status: string, };
 
 export type EventKind = "turn_started" | "plan" | "search_query" | "source_found" | "evidence" | "finding_verified" | "spend_updated" | "report_final" | "turn_completed" | "turn_cancelled" | "session_waiting" | "session_completed" | "unknown";
 
-export type MissionEvent = { id: string | null, event: string, kind: EventKind, data: unknown, };
+export type MissionEvent = { 
+/**
+ * The id the server put on this very event (its own SSE `id:` field, or `id` in an
+ * NDJSON line). `None` when the event carried none, even if an earlier id is still the
+ * stream's resume point; an empty id (the SSE reset) is `None` too. Only these ids are
+ * used to recognise a repeated event.
+ */
+id: string | null, event: string, kind: EventKind, data: unknown, };
 
-export type MissionStatus = "running" | "waiting" | "complete" | "cancelled" | "reconnecting" | "error";
+export type Card = { "type": "started", objective: string | null, budget: string | null, } | { "type": "plan", steps: Array<string>, } | { "type": "search", query: string, engine: string | null, } | { "type": "source", title: string, url: string | null, publisher: string | null, year: string | null, } | { "type": "evidence", quote: string | null, supports: string | null, url: string | null, } | { "type": "finding", claim: string, confidence: string | null, sources: Array<string>, } | { "type": "spend", text: string, } | { "type": "report", title: string | null, summary: string | null, findings: Array<string>, } | { "type": "note", text: string, } | { "type": "text", text: string, } | { "type": "raw", json: string, };
+
+export type MissionStatus = "running" | "waiting" | "complete" | "cancelled" | "reconnecting" | "lost" | "error";
 
 export type MissionRecord = { sessionId: string, objective: string, missionType: string, budgetType: string, budgetCents: number, baseUrl: string, status: MissionStatus, 
 /**
@@ -102,9 +121,9 @@ export type MissionRecord = { sessionId: string, objective: string, missionType:
  */
 createdAt: number, updatedAt: number, lastEventId: string | null, eventCount: number, };
 
-export type StoredEvent = { seq: number, event: MissionEvent, receivedAt: number, };
+export type StoredEvent = { seq: number, event: MissionEvent, receivedAt: number, label: string, card: Card, };
 
-export type MissionUpdate = { "type": "mission", mission: MissionRecord, } | { "type": "events", events: Array<StoredEvent>, replay: boolean, } | { "type": "status", status: MissionStatus, detail: string | null, };
+export type MissionUpdate = { "type": "mission", mission: MissionRecord, } | { "type": "events", events: Array<StoredEvent>, replay: boolean, } | { "type": "status", status: MissionStatus, detail: string | null, code: ErrorCode | null, };
 
 export type MissionStatusChanged = { sessionId: string, status: MissionStatus, };
 

@@ -26,6 +26,7 @@ describe("cards", () => {
       kind: "docx",
       size: 1,
       summary: { paragraphsChanged: 1, citationsInserted: 3, referencesAdded: 2, changes: [] },
+      summaryNote: null,
     });
     expect(text).toBe("1 paragraph changed · 3 citations inserted · 2 references added");
   });

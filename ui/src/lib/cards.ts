@@ -58,7 +58,7 @@ export function citable(cards: Card[]): Card[] {
 export function progressText(p: CiteProgress | null): string {
   if (!p) return "Waiting…";
   switch (p.type) {
-    case "waiting":
+    case "queued":
       return "Waiting for a free slot…";
     case "sending":
       return `Sending ${formatBytes(p.bytes)}…`;

@@ -1,8 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { StoredEvent } from "./bindings";
+import type { EventKind, StoredEvent } from "./bindings";
 import {
-  cardFor,
-  cardLabel,
   estimateHeight,
   formatCents,
   formatDollars,
@@ -14,8 +12,16 @@ import {
   spendOf,
 } from "./mission";
 
-function ev(event: string, data: unknown, seq = 1): StoredEvent {
-  return { seq, event: { id: String(seq), event, kind: "unknown", data }, receivedAt: 0 };
+// Cards and labels come from Rust (core/src/cards.rs, tested there); these tests
+// give each event a plain one.
+function ev(event: string, data: unknown, seq = 1, kind: EventKind = "unknown"): StoredEvent {
+  return {
+    seq,
+    event: { id: String(seq), event, kind, data },
+    receivedAt: 0,
+    label: event,
+    card: { type: "raw", json: JSON.stringify(data) },
+  };
 }
 
 describe("parseUsd", () => {
@@ -55,64 +61,14 @@ describe("formatting", () => {
   });
 });
 
-describe("cardFor", () => {
-  it("renders each known kind for what it is", () => {
-    expect(cardFor(ev("plan", { steps: ["a", "b"] }))).toEqual({ type: "plan", steps: ["a", "b"] });
-    expect(cardFor(ev("search.query", { query: "heat", engine: "scholar" }))).toEqual({
-      type: "search",
-      query: "heat",
-      engine: "scholar",
-    });
-    expect(
-      cardFor(ev("source.found", { title: "T", url: "https://doi.org/x", publisher: "P", year: 2021 })),
-    ).toEqual({ type: "source", title: "T", url: "https://doi.org/x", publisher: "P", year: "2021" });
-    expect(cardFor(ev("evidence", { quote: "q", supports: "c", sourceUrl: "https://x" }))).toEqual({
-      type: "evidence",
-      quote: "q",
-      supports: "c",
-      url: "https://x",
-    });
-    expect(cardFor(ev("finding.verified", { claim: "c", confidence: 0.826, sources: ["u"] }))).toEqual({
-      type: "finding",
-      claim: "c",
-      confidence: "83%",
-      sources: ["u"],
-    });
-    expect(cardFor(ev("spend.updated", { spentUsd: 1.5, budgetUsd: 25 }))).toEqual({
-      type: "spend",
-      text: "$1.50 of $25.00",
-    });
-    expect(cardFor(ev("report.final", { title: "R", summary: "S", findings: ["f"] }))).toEqual({
-      type: "report",
-      title: "R",
-      summary: "S",
-      findings: ["f"],
-    });
-    expect(cardFor(ev("turn.cancelled", { reason: "user" }))).toEqual({
-      type: "note",
-      text: "The turn was cancelled (user).",
-    });
-    expect(cardFor(ev("session.waiting", { reason: "awaiting_input" }))).toEqual({
-      type: "note",
-      text: "Waiting for your input.",
-    });
-  });
-
-  it("shows unknown kinds and odd shapes as pretty JSON, never drops them", () => {
-    expect(cardFor(ev("weather.report", { sky: "grey" }))).toEqual({ type: "raw", json: '{\n  "sky": "grey"\n}' });
-    expect(cardFor(ev("plan", { steps: "not a list" })).type).toBe("raw");
-    expect(cardFor(ev("plan", "plain text"))).toEqual({ type: "raw", json: '"plain text"' });
-    expect(cardFor(ev("search.query", null)).type).toBe("raw");
-    expect(cardLabel("weather.report")).toBe("weather.report");
-    expect(cardLabel("finding.verified")).toBe("Finding verified");
-  });
-
+describe("layout", () => {
   it("estimates taller cards for longer content", () => {
-    const short = estimateHeight(cardFor(ev("plan", { steps: ["a"] })));
-    const long = estimateHeight(cardFor(ev("plan", { steps: ["a", "b", "c", "d"] })));
+    const short = estimateHeight({ type: "plan", steps: ["a"] });
+    const long = estimateHeight({ type: "plan", steps: ["a", "b", "c", "d"] });
     expect(long).toBeGreaterThan(short);
     const raw = estimateHeight({ type: "raw", json: "x\n".repeat(1000) });
     expect(raw).toBeLessThanOrEqual(58 + 240);
+    expect(estimateHeight({ type: "text", text: "a\nb\nc" })).toBeGreaterThan(estimateHeight({ type: "text", text: "a" }));
   });
 });
 
@@ -130,7 +86,10 @@ describe("filter", () => {
     expect(matches(a, "search.query", "nope")).toBe(false);
   });
   it("reads spend and sentAt stamps", () => {
-    expect(spendOf(ev("spend.updated", { spentUsd: 2, budgetUsd: 5 }))).toEqual({ spent: 2, budget: 5 });
+    expect(spendOf(ev("spend.updated", { spentUsd: 2, budgetUsd: 5 }, 3, "spend_updated"))).toEqual({
+      spent: 2,
+      budget: 5,
+    });
     expect(spendOf(a)).toBeNull();
     expect(sentAtOf(ev("plan", { sentAt: 123 }))).toBe(123);
     expect(sentAtOf(ev("plan", "x"))).toBeNull();

@@ -1,6 +1,7 @@
-// Missions in the UI: the composer's checks, the route of a mission window, and
-// how each event of the timeline reads. Pure functions, tested in mission.test.ts.
-import type { MissionStatus, StoredEvent } from "./bindings";
+// Missions in the UI: the composer's checks, the route of a mission window, and the
+// timeline's layout and filter. How an event reads (its card and label) comes from
+// Rust with the event. Pure functions, tested in mission.test.ts.
+import type { Card, MissionStatus, StoredEvent } from "./bindings";
 
 /** Cents from what a person types as US dollars: `25`, `25.5`, `$25.50`. Rust checks again. */
 export function parseUsd(raw: string): { cents: number } | { problem: string } {
@@ -56,135 +57,14 @@ export const statusLabel: Record<MissionStatus, string> = {
   complete: "Complete",
   cancelled: "Cancelled",
   reconnecting: "Reconnecting…",
+  lost: "Connection lost",
   error: "Error",
 };
 
-/** What a card shows for one event. `raw` is for kinds Casebook does not know, or data of another shape. */
-export type Card =
-  | { type: "started"; objective: string | null; budget: string | null }
-  | { type: "plan"; steps: string[] }
-  | { type: "search"; query: string; engine: string | null }
-  | { type: "source"; title: string; url: string | null; publisher: string | null; year: string | null }
-  | { type: "evidence"; quote: string | null; supports: string | null; url: string | null }
-  | { type: "finding"; claim: string; confidence: string | null; sources: string[] }
-  | { type: "spend"; text: string }
-  | { type: "report"; title: string | null; summary: string | null; findings: string[] }
-  | { type: "note"; text: string }
-  | { type: "raw"; json: string };
-
 type Obj = Record<string, unknown>;
 
-const str = (o: Obj, k: string): string | null => (typeof o[k] === "string" ? (o[k] as string) : null);
 const num = (o: Obj, k: string): number | null =>
   typeof o[k] === "number" && Number.isFinite(o[k]) ? (o[k] as number) : null;
-const strings = (o: Obj, k: string): string[] | null =>
-  Array.isArray(o[k]) && (o[k] as unknown[]).every((x) => typeof x === "string") ? (o[k] as string[]) : null;
-
-export function prettyJson(data: unknown): string {
-  try {
-    return JSON.stringify(data, null, 2) ?? String(data);
-  } catch {
-    return String(data);
-  }
-}
-
-/** How one event reads. Never throws; anything unexpected becomes a raw card. */
-export function cardFor(ev: StoredEvent): Card {
-  const raw: Card = { type: "raw", json: prettyJson(ev.event.data) };
-  const d = ev.event.data;
-  if (typeof d !== "object" || d === null || Array.isArray(d)) return raw;
-  const o = d as Obj;
-  switch (ev.event.event) {
-    case "turn.started": {
-      const b = num(o, "budgetUsd");
-      return { type: "started", objective: str(o, "objective"), budget: b === null ? null : formatDollars(b) };
-    }
-    case "plan": {
-      const steps = strings(o, "steps");
-      return steps ? { type: "plan", steps } : raw;
-    }
-    case "search.query": {
-      const query = str(o, "query");
-      return query === null ? raw : { type: "search", query, engine: str(o, "engine") };
-    }
-    case "source.found": {
-      const year = typeof o.year === "number" || typeof o.year === "string" ? String(o.year) : null;
-      const title = str(o, "title");
-      const url = str(o, "url");
-      if (title === null && url === null) return raw;
-      return { type: "source", title: title ?? url ?? "", url, publisher: str(o, "publisher"), year };
-    }
-    case "evidence": {
-      const quote = str(o, "quote");
-      const supports = str(o, "supports");
-      if (quote === null && supports === null) return raw;
-      return { type: "evidence", quote, supports, url: str(o, "sourceUrl") };
-    }
-    case "finding.verified": {
-      const claim = str(o, "claim");
-      if (claim === null) return raw;
-      const c = num(o, "confidence");
-      return {
-        type: "finding",
-        claim,
-        confidence: c === null ? null : `${Math.round(c * 100)}%`,
-        sources: strings(o, "sources") ?? [],
-      };
-    }
-    case "spend.updated": {
-      const spent = num(o, "spentUsd");
-      if (spent === null) return raw;
-      const budget = num(o, "budgetUsd");
-      return {
-        type: "spend",
-        text: budget === null ? formatDollars(spent) : `${formatDollars(spent)} of ${formatDollars(budget)}`,
-      };
-    }
-    case "report.final": {
-      const title = str(o, "title");
-      const summary = str(o, "summary");
-      if (title === null && summary === null) return raw;
-      return { type: "report", title, summary, findings: strings(o, "findings") ?? [] };
-    }
-    case "turn.completed":
-      return { type: "note", text: "The turn is complete." };
-    case "turn.cancelled": {
-      const r = str(o, "reason");
-      return { type: "note", text: `The turn was cancelled${r ? ` (${r})` : ""}.` };
-    }
-    case "session.waiting": {
-      const r = str(o, "reason");
-      return { type: "note", text: r === "awaiting_input" ? "Waiting for your input." : `Waiting${r ? ` (${r})` : ""}.` };
-    }
-    case "session.completed":
-    case "session.complete":
-    case "session.done": {
-      const t = str(o, "reportTitle");
-      return { type: "note", text: t ? `Mission complete: ${t}` : "Mission complete." };
-    }
-    default:
-      return raw;
-  }
-}
-
-/** The heading of an event's card. */
-export function cardLabel(name: string): string {
-  const known: Record<string, string> = {
-    "turn.started": "Turn started",
-    plan: "Plan",
-    "search.query": "Search",
-    "source.found": "Source",
-    evidence: "Evidence",
-    "finding.verified": "Finding verified",
-    "spend.updated": "Spend",
-    "report.final": "Report",
-    "turn.completed": "Turn completed",
-    "turn.cancelled": "Turn cancelled",
-    "session.waiting": "Session waiting",
-    "session.completed": "Session complete",
-  };
-  return known[name] ?? name;
-}
 
 /** A first guess at a card's height, before it is measured: close guesses keep the scrollbar steady. */
 export function estimateHeight(card: Card): number {
@@ -202,6 +82,8 @@ export function estimateHeight(card: Card): number {
       return base + 90 + 22 * card.findings.length;
     case "raw":
       return base + Math.min(240, 18 * card.json.split("\n").length);
+    case "text":
+      return base + 20 * Math.min(12, card.text.split("\n").length);
     default:
       return base + 10;
   }
@@ -216,7 +98,7 @@ export function matches(ev: StoredEvent, kind: string, needle: string): boolean 
   if (n === "") return true;
   let text = searchText.get(ev);
   if (text === undefined) {
-    text = `${ev.event.event} ${typeof ev.event.data === "string" ? ev.event.data : JSON.stringify(ev.event.data)}`.toLowerCase();
+    text = `${ev.event.event} ${ev.label} ${typeof ev.event.data === "string" ? ev.event.data : JSON.stringify(ev.event.data)}`.toLowerCase();
     searchText.set(ev, text);
   }
   return text.includes(n);
@@ -224,7 +106,7 @@ export function matches(ev: StoredEvent, kind: string, needle: string): boolean 
 
 /** The latest spend an event reports, in dollars. */
 export function spendOf(ev: StoredEvent): { spent: number; budget: number | null } | null {
-  if (ev.event.event !== "spend.updated") return null;
+  if (ev.event.kind !== "spend_updated") return null;
   const d = ev.event.data;
   if (typeof d !== "object" || d === null) return null;
   const spent = num(d as Obj, "spentUsd");

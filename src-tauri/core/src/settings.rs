@@ -1,8 +1,8 @@
 //! What the user chose, kept in `settings.json` in the data directory. Never a key:
 //! keys live only in the OS keyring.
 
-use casebook_core::citations::CiteOptions;
-use casebook_core::{Error, save};
+use crate::citations::CiteOptions;
+use crate::{Error, save};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use ts_rs::TS;

@@ -1,0 +1,410 @@
+//! Casebook as both front ends use it: settings, the backend, keys, the mission
+//! history and its follower, and the citing jobs. The Tauri shell and the CLI are
+//! adapters over [`Casebook`]; nothing here knows about windows or terminals.
+
+use crate::backend::{self, Backend, BackendMode, SandboxOptions};
+use crate::citations::{CitationClient, CiteOptions, Input, Parsed};
+use crate::documents::{self, DocumentInfo};
+use crate::error::{Error, Result};
+use crate::follower::{Follower, Observer, Sink};
+use crate::jobs::{self, CiteJobs, CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile};
+use crate::keys::{KeyStatus, KeyStore, Service};
+use crate::missions::{CancelAck, InvestigationClient, MissionSpec};
+use crate::save;
+use crate::settings::Settings;
+use crate::store::{MissionRecord, MissionStore};
+use crate::transcript::{self, ExportFormat};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio::sync::Mutex;
+use ts_rs::TS;
+
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct AppInfo {
+    pub version: String,
+    pub mode: BackendMode,
+    /// Where requests go now: the sandbox's loopback URL in sandbox mode.
+    pub base_url: String,
+    pub data_dir: String,
+    pub settings: Settings,
+    /// Test builds only: the UI exposes its test globals.
+    pub test_hooks: bool,
+}
+
+/// The health indicator.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct Health {
+    pub ok: bool,
+    pub base_url: String,
+    pub detail: String,
+}
+
+/// How a front end starts Casebook.
+pub struct Config {
+    pub data_dir: PathBuf,
+    /// The app follows `settings.json` (and switches when it changes); the CLI names
+    /// its backend on the command line, or none for commands that need no service.
+    pub backend: BackendChoice,
+    pub sandbox: SandboxOptions,
+    pub test_hooks: bool,
+}
+
+pub enum BackendChoice {
+    FromSettings,
+    Fixed(Option<Backend>),
+}
+
+pub struct Casebook {
+    data_dir: PathBuf,
+    pub keys: KeyStore,
+    pub store: MissionStore,
+    pub jobs: CiteJobs,
+    follower: Arc<Follower>,
+    settings: Mutex<Settings>,
+    backend: Mutex<Option<Backend>>,
+    follows_settings: bool,
+    sandbox: SandboxOptions,
+    test_hooks: bool,
+}
+
+async fn backend_for(
+    settings: &Settings,
+    data_dir: &Path,
+    sandbox: &SandboxOptions,
+) -> Result<Backend> {
+    if settings.sandbox {
+        return Backend::sandbox(Some(data_dir), sandbox.clone()).await;
+    }
+    let url = settings.base_url.as_deref().ok_or_else(|| {
+        Error::invalid_input("Set the services' base URL in Settings, or turn the sandbox on.")
+    })?;
+    Backend::remote(url)
+}
+
+impl Casebook {
+    /// Opens the data folder's history and connects.
+    pub async fn start(config: Config, observer: Arc<dyn Observer>) -> Result<Arc<Self>> {
+        let data_dir = config.data_dir;
+        std::fs::create_dir_all(&data_dir)
+            .map_err(|e| Error::io(&format!("Cannot create {}", data_dir.display()), &e))?;
+        let mut settings = Settings::load(&data_dir);
+        let (backend, follows_settings) = match config.backend {
+            BackendChoice::Fixed(b) => (b, false),
+            BackendChoice::FromSettings => {
+                let b = match backend_for(&settings, &data_dir, &config.sandbox).await {
+                    Ok(b) => b,
+                    Err(e) => {
+                        // A saved remote URL that no longer works must not keep the app from opening.
+                        tracing::warn!("falling back to the sandbox: {}", e.message);
+                        settings.sandbox = true;
+                        backend_for(&settings, &data_dir, &config.sandbox).await?
+                    }
+                };
+                (Some(b), true)
+            }
+        };
+        let store = MissionStore::open(&data_dir.join("casebook.db"))?;
+        Ok(Arc::new(Self {
+            follower: Follower::new(store.clone(), observer),
+            store,
+            keys: KeyStore::new(),
+            jobs: CiteJobs::default(),
+            settings: Mutex::new(settings),
+            backend: Mutex::new(backend),
+            follows_settings,
+            sandbox: config.sandbox,
+            test_hooks: config.test_hooks,
+            data_dir,
+        }))
+    }
+
+    fn no_backend() -> Error {
+        Error::invalid_input(
+            "No service to talk to: pass --base-url URL (or set CASEBOOK_BASE_URL), or --sandbox.",
+        )
+    }
+
+    async fn with_backend<T>(&self, f: impl FnOnce(&Backend) -> T) -> Result<T> {
+        let b = self.backend.lock().await;
+        b.as_ref().map(f).ok_or_else(Self::no_backend)
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    pub async fn info(&self) -> AppInfo {
+        let settings = self.settings.lock().await.clone();
+        let (mode, base_url) = self
+            .with_backend(|b| (b.mode(), b.base_url()))
+            .await
+            .unwrap_or((BackendMode::Remote, String::new()));
+        AppInfo {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            mode,
+            base_url,
+            data_dir: self.data_dir.display().to_string(),
+            settings,
+            test_hooks: self.test_hooks,
+        }
+    }
+
+    /// Applies and saves new settings, switching backend when the mode or URL
+    /// changed. Nothing changes when the new backend cannot be set up.
+    pub async fn update_settings(&self, new: Settings) -> Result<AppInfo> {
+        if let Some(url) = &new.base_url {
+            crate::connection::parse_base_url(url)?;
+        }
+        if !new.sandbox && new.base_url.is_none() {
+            return Err(Error::invalid_input(
+                "Enter the services' base URL before turning the sandbox off.",
+            ));
+        }
+        new.cite_options.validate()?;
+        {
+            let mut settings = self.settings.lock().await;
+            let mut backend = self.backend.lock().await;
+            let switch = self.follows_settings
+                && (settings.sandbox != new.sandbox
+                    || (!new.sandbox && settings.base_url != new.base_url));
+            if switch {
+                let next = backend_for(&new, &self.data_dir, &self.sandbox).await?;
+                if let Some(old) = backend.replace(next) {
+                    old.stop().await;
+                }
+            }
+            new.save(&self.data_dir)?;
+            *settings = new;
+        }
+        Ok(self.info().await)
+    }
+
+    pub async fn base_url(&self) -> Result<String> {
+        self.with_backend(Backend::base_url).await
+    }
+
+    pub async fn health(&self) -> Result<Health> {
+        let conn = self.with_backend(|b| b.connection().clone()).await?;
+        let base_url = conn.base_url().as_str().trim_end_matches('/').to_owned();
+        Ok(match conn.health().await {
+            Ok(h) => Health {
+                ok: true,
+                base_url,
+                detail: h.status.unwrap_or_else(|| "answering".into()),
+            },
+            Err(e) => Health {
+                ok: false,
+                base_url,
+                detail: e.message,
+            },
+        })
+    }
+
+    // Keys.
+
+    pub async fn key_status(&self) -> Result<Vec<KeyStatus>> {
+        let mut out = Vec::new();
+        for service in Service::ALL {
+            out.push(self.keys.status(service).await?);
+        }
+        Ok(out)
+    }
+
+    pub async fn set_key(&self, service: Service, key: &str) -> Result<KeyStatus> {
+        self.keys.set(service, key).await?;
+        self.keys.status(service).await
+    }
+
+    pub async fn delete_key(&self, service: Service) -> Result<KeyStatus> {
+        self.keys.delete(service).await?;
+        self.keys.status(service).await
+    }
+
+    // Citing.
+
+    pub async fn citations(&self) -> Result<CitationClient> {
+        let b = self.backend.lock().await;
+        b.as_ref().ok_or_else(Self::no_backend)?.citations().await
+    }
+
+    /// Checks dropped or browsed files, reading each once.
+    pub async fn inspect(&self, paths: Vec<String>) -> Vec<DocumentInfo> {
+        tokio::task::spawn_blocking(move || {
+            paths
+                .iter()
+                .map(|p| documents::inspect(Path::new(p)))
+                .collect()
+        })
+        .await
+        .unwrap_or_default()
+    }
+
+    /// What the service will consider, before anything is cited.
+    pub async fn preview(&self, source: &CiteSource) -> Result<Parsed> {
+        preview_with(&self.citations().await?, source, &crate::citations::no_progress).await
+    }
+
+    pub async fn cite(
+        &self,
+        source: CiteSource,
+        options: CiteOptions,
+        progress: impl Fn(CiteProgress) + Send + Sync + 'static,
+    ) -> Result<CiteOutcome> {
+        options.validate()?;
+        let client = self.citations().await?;
+        self.jobs.run(client, source, options, progress).await
+    }
+
+    pub async fn save_cited(&self, job_id: &str, dest: PathBuf) -> Result<SavedFile> {
+        self.jobs.save(job_id, dest).await
+    }
+
+    pub async fn save_all_cited(
+        &self,
+        job_ids: &[String],
+        folder: &Path,
+    ) -> Result<Vec<SaveReport>> {
+        self.jobs.save_all(job_ids, folder).await
+    }
+
+    // Missions.
+
+    pub async fn investigations(&self) -> Result<InvestigationClient> {
+        let b = self.backend.lock().await;
+        b.as_ref().ok_or_else(Self::no_backend)?.investigations().await
+    }
+
+    /// The client for the service `record` was started on.
+    pub async fn client_for(&self, record: &MissionRecord) -> Result<InvestigationClient> {
+        let b = self.backend.lock().await;
+        let b = b.as_ref().ok_or_else(Self::no_backend)?;
+        b.check_owns(record)?;
+        b.investigations().await
+    }
+
+    /// Starts a mission and records it; it is followed once someone subscribes (or
+    /// at once when `follow` is set).
+    pub async fn start_mission(self: &Arc<Self>, spec: &MissionSpec) -> Result<MissionRecord> {
+        spec.validate()?;
+        let (client, extra, base_url) = {
+            let b = self.backend.lock().await;
+            let b = b.as_ref().ok_or_else(Self::no_backend)?;
+            (b.investigations().await?, b.mission_extensions(), b.base_url())
+        };
+        let session = client.create_session_with(spec, extra).await?;
+        let record = self.store.insert(&session, spec, &base_url).await?;
+        self.follower.resume(&record, Ok(client));
+        Ok(record)
+    }
+
+    /// Makes sure `session_id` is in the history, so a mission started elsewhere can
+    /// be followed (after `last_event_id` when given) and stored like any other.
+    pub async fn adopt_mission(&self, session_id: &str, last_event_id: Option<String>) -> Result<()> {
+        if self.store.get(session_id).await?.is_some() {
+            return Ok(());
+        }
+        let base_url = self.base_url().await?;
+        self.store.adopt(session_id, &base_url, last_event_id).await
+    }
+
+    pub async fn list_missions(&self) -> Result<Vec<MissionRecord>> {
+        self.store.list().await
+    }
+
+    pub async fn mission(&self, session_id: &str) -> Result<MissionRecord> {
+        self.store.require(session_id).await
+    }
+
+    /// Sends the mission's history to `sink`, then every new event while it is followed.
+    pub async fn watch(self: &Arc<Self>, session_id: &str, label: &str, sink: Sink) -> Result<()> {
+        let record = self.store.require(session_id).await?;
+        let client = if Follower::should_follow(record.status) && !self.follower.is_running(session_id)
+        {
+            Some(self.client_for(&record).await)
+        } else {
+            None
+        };
+        self.follower.subscribe(&record, client, label, sink).await
+    }
+
+    /// Waits until the mission is no longer followed.
+    pub async fn watch_finished(&self, session_id: &str) {
+        self.follower.finished(session_id).await
+    }
+
+    pub fn is_following(&self, session_id: &str) -> bool {
+        self.follower.is_running(session_id)
+    }
+
+    pub fn unsubscribe(&self, label: &str) {
+        self.follower.unsubscribe(label)
+    }
+
+    /// Follows again the missions that were live when Casebook stopped.
+    pub async fn resume_all(self: &Arc<Self>) -> Result<()> {
+        for record in self.store.live().await? {
+            tracing::info!(session = %record.session_id, "resuming mission");
+            let client = self.client_for(&record).await;
+            self.follower.resume(&record, client);
+        }
+        Ok(())
+    }
+
+    /// Asks the service to cancel the mission's active turn. The turn is cancelled
+    /// when `turn.cancelled` arrives on the stream, not when this returns.
+    pub async fn cancel_mission(&self, session_id: &str) -> Result<CancelAck> {
+        let record = self.store.require(session_id).await?;
+        self.client_for(&record).await?.cancel(session_id).await
+    }
+
+    /// The transcript's bytes and the file name to propose.
+    pub async fn export_mission(
+        &self,
+        session_id: &str,
+        format: ExportFormat,
+    ) -> Result<(String, Vec<u8>)> {
+        let (record, bytes) = transcript::export(&self.store, session_id, format).await?;
+        Ok((transcript::export_name(&record, format), bytes))
+    }
+
+    /// Writes an export where the user chose (the dialog already asked before replacing).
+    pub async fn save_export(&self, dest: &Path, bytes: Vec<u8>) -> Result<()> {
+        save::check_destination(None, dest, true)?;
+        let d = dest.to_owned();
+        tokio::task::spawn_blocking(move || save::write_atomic(&d, &bytes, true))
+            .await
+            .map_err(|e| Error::internal(format!("Saving failed: {e}")))?
+    }
+
+    /// Stops the embedded sandbox, if any (the CLI, before it exits).
+    pub async fn shutdown(&self) {
+        if let Some(b) = self.backend.lock().await.take() {
+            b.stop().await;
+        }
+    }
+}
+
+/// The service's preview of `source`, read once from disk.
+pub async fn preview_with(
+    client: &CitationClient,
+    source: &CiteSource,
+    progress: &(dyn Fn(crate::http::Progress) + Send + Sync),
+) -> Result<Parsed> {
+    match source {
+        CiteSource::Document { path } => {
+            let (_, bytes) = jobs::read_document(Path::new(path)).await?;
+            client.parse(&Input::document(&bytes)?, progress).await
+        }
+        CiteSource::Essay { text } => client.parse(&Input::essay(text)?, progress).await,
+    }
+}
+
+/// The platform data folder (or `CASEBOOK_DATA_DIR`).
+pub fn default_data_dir() -> Result<PathBuf> {
+    backend::data_dir()
+}

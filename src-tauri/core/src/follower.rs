@@ -1,0 +1,436 @@
+//! Following missions: one watcher per session, however many windows (or
+//! terminals) show it.
+//!
+//! A watcher follows the service's stream from the last stored event, writes every
+//! event to the [`MissionStore`] and passes on only what the store says is new, so
+//! a subscriber never sees an event twice. Subscribers are [`Sink`]s (the app's
+//! window channels, the CLI's stdout) keyed by a label; subscribing again under the
+//! same label (a reload, a reopen) replaces the old sink. A subscriber first gets
+//! what the store holds, under the same lock the watcher appends under, so the
+//! replay and the live events meet without a gap or an overlap. Status changes also
+//! go to one [`Observer`] (the app's missions list and notifications).
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::missions::{InvestigationClient, MissionEvent};
+use crate::store::{MissionRecord, MissionStatus, MissionStore, StoredEvent};
+use crate::stream::{WatchEnd, WatchOptions, WatchUpdate};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::Arc;
+use ts_rs::TS;
+
+/// Events per message when replaying from the store: big enough that 50 000 events
+/// take a few dozen messages, small enough that each stays quick to parse.
+const REPLAY_PAGE: u32 = 2_000;
+/// Events written (and sent) in one go when they arrive faster than one by one.
+const MAX_BATCH: usize = 1_000;
+/// After a write, events gather this long before the next one. The first event
+/// after a quiet spell still goes out at once; in a burst, one write and one
+/// message per gap instead of one per event keeps the store, the IPC bridge and the
+/// window's renders from falling behind.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// What a subscriber hears.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+#[ts(tag = "type", rename_all = "camelCase")]
+pub enum MissionUpdate {
+    /// The mission as stored: always the first message.
+    Mission { mission: MissionRecord },
+    /// Events in order. `replay` is true for events read from the store (already
+    /// seen before this subscriber came), false for events as they arrive.
+    Events {
+        events: Vec<StoredEvent>,
+        replay: bool,
+    },
+    /// The mission's status changed; `detail` says why for reconnecting, lost and
+    /// error, and `code` is the error's code when following failed.
+    Status {
+        status: MissionStatus,
+        detail: Option<String>,
+        code: Option<ErrorCode>,
+    },
+}
+
+/// A subscriber: takes each update, and answers false once it is gone (a closed
+/// window), which unsubscribes it.
+pub type Sink = Box<dyn Fn(MissionUpdate) -> bool + Send + Sync>;
+
+/// Told of every status change of every followed mission.
+pub trait Observer: Send + Sync + 'static {
+    fn status_changed(&self, mission: &MissionRecord, status: MissionStatus);
+}
+
+/// An observer that ignores everything (the CLI prints from its sink instead).
+pub struct Quiet;
+
+impl Observer for Quiet {
+    fn status_changed(&self, _: &MissionRecord, _: MissionStatus) {}
+}
+
+struct Inner {
+    subscribers: HashMap<String, Sink>,
+    status: MissionStatus,
+    /// Set, under the lock, when the watcher has stopped; a late subscriber then
+    /// reads everything from the store instead.
+    finished: bool,
+    /// Why following failed, once it has.
+    error: Option<ErrorCode>,
+}
+
+struct Watcher {
+    record: MissionRecord,
+    inner: tokio::sync::Mutex<Inner>,
+}
+
+impl Watcher {
+    fn broadcast(inner: &mut Inner, update: MissionUpdate) {
+        inner.subscribers.retain(|label, sink| {
+            let alive = sink(update.clone());
+            if !alive {
+                tracing::debug!("mission subscriber {label} is gone");
+            }
+            alive
+        });
+    }
+}
+
+/// How a watcher gets its client: the backend may have changed since the mission
+/// started, and a mission from another backend cannot be followed.
+pub type ClientResult = Result<InvestigationClient>;
+
+/// The running watchers, by session id.
+pub struct Follower {
+    store: MissionStore,
+    observer: Arc<dyn Observer>,
+    running: std::sync::Mutex<HashMap<String, Arc<Watcher>>>,
+}
+
+impl Follower {
+    pub fn new(store: MissionStore, observer: Arc<dyn Observer>) -> Arc<Self> {
+        Arc::new(Self {
+            store,
+            observer,
+            running: Default::default(),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Watcher>>> {
+        self.running.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Whether a mission in `status` should be followed.
+    pub fn should_follow(status: MissionStatus) -> bool {
+        // An error may have been a dropped network that is back: reopening retries.
+        status.is_live() || status == MissionStatus::Error
+    }
+
+    /// The session's watcher, started with `client` if the mission should be
+    /// followed and nobody follows it yet.
+    fn ensure(
+        self: &Arc<Self>,
+        record: &MissionRecord,
+        client: Option<ClientResult>,
+    ) -> Option<Arc<Watcher>> {
+        let mut running = self.lock();
+        if let Some(w) = running.get(&record.session_id) {
+            return Some(w.clone());
+        }
+        let client = client.filter(|_| Self::should_follow(record.status))?;
+        let watcher = Arc::new(Watcher {
+            record: record.clone(),
+            inner: tokio::sync::Mutex::new(Inner {
+                subscribers: HashMap::new(),
+                status: record.status,
+                finished: false,
+                error: None,
+            }),
+        });
+        running.insert(record.session_id.clone(), watcher.clone());
+        tokio::spawn(self.clone().run(watcher.clone(), client));
+        Some(watcher)
+    }
+
+    /// Starts following `record` (if it should be and is not followed yet) with no
+    /// subscriber: live missions resume in the background at start.
+    pub fn resume(self: &Arc<Self>, record: &MissionRecord, client: ClientResult) {
+        self.ensure(record, Some(client));
+    }
+
+    pub fn is_running(&self, session_id: &str) -> bool {
+        self.lock().contains_key(session_id)
+    }
+
+    fn remove(&self, w: &Arc<Watcher>) {
+        let mut running = self.lock();
+        if running
+            .get(&w.record.session_id)
+            .is_some_and(|cur| Arc::ptr_eq(cur, w))
+        {
+            running.remove(&w.record.session_id);
+        }
+    }
+
+    /// Forgets every sink subscribed under `label` (a closed window).
+    pub fn unsubscribe(&self, label: &str) {
+        let all: Vec<_> = self.lock().values().cloned().collect();
+        let label = label.to_owned();
+        tokio::spawn(async move {
+            for w in all {
+                w.inner.lock().await.subscribers.remove(&label);
+            }
+        });
+    }
+
+    /// Sends the mission's stored state to `sink`, then, while a watcher follows
+    /// the mission, every new event and status as it comes. Returns once the
+    /// stored part is sent. `client` starts a watcher when none runs and the
+    /// mission should be followed.
+    pub async fn subscribe(
+        self: &Arc<Self>,
+        record: &MissionRecord,
+        client: Option<ClientResult>,
+        label: &str,
+        sink: Sink,
+    ) -> Result<()> {
+        if let Some(w) = self.ensure(record, client) {
+            let mut inner = w.inner.lock().await;
+            if !inner.finished {
+                replay(&self.store, &record.session_id, &sink).await?;
+                inner.subscribers.insert(label.to_owned(), sink);
+                return Ok(());
+            }
+        }
+        replay(&self.store, &record.session_id, &sink).await
+    }
+
+    /// Waits until nobody follows the session any more.
+    pub async fn finished(&self, session_id: &str) {
+        while self.is_running(session_id) {
+            tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+        }
+    }
+
+    async fn run(self: Arc<Self>, w: Arc<Watcher>, client: ClientResult) {
+        let result = match client {
+            Ok(client) => self.follow(&w, client).await,
+            Err(e) => Err(e),
+        };
+        let mut inner = w.inner.lock().await;
+        match result {
+            Ok(end) => {
+                // A server that simply finished (204, or a stream that ends with
+                // nothing new) has completed, whatever its last event was named.
+                // TODO(integration): WatchEnd's reason
+                let _ = end;
+                if inner.status.is_live() {
+                    self.set_status(&w, &mut inner, MissionStatus::Complete, None)
+                        .await;
+                }
+            }
+            Err(e) => {
+                let session = &w.record.session_id;
+                tracing::warn!(%session, code = %e.code, "mission watch ended: {}", e.message);
+                let status = if e.is_network() {
+                    MissionStatus::Lost
+                } else {
+                    MissionStatus::Error
+                };
+                inner.error = Some(e.code);
+                self.set_status(&w, &mut inner, status, Some(e.message))
+                    .await;
+            }
+        }
+        inner.finished = true;
+        // Dropping the sinks tells each subscriber the stream has ended.
+        inner.subscribers.clear();
+        drop(inner);
+        self.remove(&w);
+    }
+
+    async fn follow(&self, w: &Arc<Watcher>, client: InvestigationClient) -> Result<WatchEnd> {
+        {
+            let mut inner = w.inner.lock().await;
+            if inner.status != MissionStatus::Running {
+                self.set_status(w, &mut inner, MissionStatus::Running, None)
+                    .await;
+            }
+        }
+        let since = self.store.events_since_last_id(&w.record.session_id).await?;
+        let record = self.store.require(&w.record.session_id).await?;
+        // TODO(integration): WatchOptions::resume with `since`
+        let _ = since;
+        let options = WatchOptions {
+            last_event_id: record.last_event_id.clone(),
+            ..WatchOptions::default()
+        };
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let id = record.session_id.clone();
+        let watch = tokio::spawn(async move {
+            client
+                .watch(&id, options, move |update| {
+                    let _ = tx.send(update);
+                })
+                .await
+        });
+        // Stops the stream if writing to the store fails and this returns early.
+        let abort = AbortOnDrop(Some(watch.abort_handle()));
+        while let Some(first) = rx.recv().await {
+            let mut batch = vec![first];
+            while batch.len() < MAX_BATCH {
+                match rx.try_recv() {
+                    Ok(u) => batch.push(u),
+                    Err(_) => break,
+                }
+            }
+            self.apply(w, batch).await?;
+            tokio::time::sleep(GATHER).await;
+        }
+        drop(abort);
+        watch
+            .await
+            .map_err(|e| Error::internal(format!("The mission watcher stopped: {e}")))?
+    }
+
+    /// Writes a batch of updates in order: runs of events in one transaction each.
+    async fn apply(&self, w: &Watcher, batch: Vec<WatchUpdate>) -> Result<()> {
+        let mut inner = w.inner.lock().await;
+        let mut events = Vec::new();
+        for update in batch {
+            match update {
+                WatchUpdate::Event { event } => events.push(event),
+                WatchUpdate::Connected { .. } => {
+                    self.flush(w, &mut inner, &mut events).await?;
+                    if inner.status == MissionStatus::Reconnecting {
+                        self.set_status(w, &mut inner, MissionStatus::Running, None)
+                            .await;
+                    }
+                }
+                WatchUpdate::Reconnecting {
+                    after_ms, reason, ..
+                } => {
+                    self.flush(w, &mut inner, &mut events).await?;
+                    let detail = format!(
+                        "The stream dropped ({reason}); reconnecting in {:.1} s.",
+                        after_ms as f64 / 1000.0
+                    );
+                    self.set_status(w, &mut inner, MissionStatus::Reconnecting, Some(detail))
+                        .await;
+                }
+            }
+        }
+        self.flush(w, &mut inner, &mut events).await
+    }
+
+    async fn flush(
+        &self,
+        w: &Watcher,
+        inner: &mut Inner,
+        events: &mut Vec<MissionEvent>,
+    ) -> Result<()> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let fresh = self
+            .store
+            .append(&w.record.session_id, std::mem::take(events))
+            .await?;
+        if fresh.is_empty() {
+            return Ok(());
+        }
+        // The store moves the status with the same rule, so this matches what it saved.
+        let before = inner.status;
+        let after = fresh.iter().fold(before, |s, e| s.after(&e.event));
+        Watcher::broadcast(
+            inner,
+            MissionUpdate::Events {
+                events: fresh,
+                replay: false,
+            },
+        );
+        if after != before {
+            inner.status = after;
+            self.announce(w, inner, after, None);
+        }
+        Ok(())
+    }
+
+    async fn set_status(
+        &self,
+        w: &Watcher,
+        inner: &mut Inner,
+        status: MissionStatus,
+        detail: Option<String>,
+    ) {
+        if let Err(e) = self.store.set_status(&w.record.session_id, status).await {
+            tracing::warn!("cannot record the mission's status: {}", e.message);
+        }
+        inner.status = status;
+        self.announce(w, inner, status, detail);
+    }
+
+    fn announce(
+        &self,
+        w: &Watcher,
+        inner: &mut Inner,
+        status: MissionStatus,
+        detail: Option<String>,
+    ) {
+        let code = inner.error;
+        Watcher::broadcast(
+            inner,
+            MissionUpdate::Status {
+                status,
+                detail,
+                code,
+            },
+        );
+        self.observer.status_changed(&w.record, status);
+    }
+}
+
+/// The mission record, then every stored event a page at a time.
+async fn replay(store: &MissionStore, session_id: &str, sink: &Sink) -> Result<()> {
+    let gone = || Error::new(ErrorCode::Cancelled, "The mission's subscriber has gone.");
+    let mission = store.require(session_id).await?;
+    if !sink(MissionUpdate::Mission { mission }) {
+        return Err(gone());
+    }
+    let mut after = 0;
+    loop {
+        let events = store.events(session_id, after, REPLAY_PAGE).await?;
+        let Some(last) = events.last() else {
+            return Ok(());
+        };
+        after = last.seq;
+        let full = events.len() as u32 == REPLAY_PAGE;
+        if !sink(MissionUpdate::Events {
+            events,
+            replay: true,
+        }) {
+            return Err(gone());
+        }
+        if !full {
+            return Ok(());
+        }
+    }
+}
+
+struct AbortOnDrop(Option<tokio::task::AbortHandle>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(h) = self.0.take() {
+            h.abort();
+        }
+    }
+}
+
+/// A mission's new status, as the app tells its missions list.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct MissionStatusChanged {
+    pub session_id: String,
+    pub status: MissionStatus,
+}

@@ -1,0 +1,421 @@
+//! Citing, as both front ends do it: read the source once, send one cite request,
+//! summarise locally what changed, and keep the result until it is saved.
+//!
+//! [`cite_source`] is one cite (the CLI's `casebook cite`); [`CiteJobs`] runs several
+//! for the app, with ids made here, at most two at once, cancel, and the results
+//! held until saved or discarded.
+
+use crate::backend::home_dir;
+use crate::citations::{CitationClient, CiteOptions, Input, OutputKind};
+use crate::documents;
+use crate::error::{Error, ErrorCode, Result};
+use crate::http::Progress;
+use crate::save;
+use crate::summary::{self, CiteSummary};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use ts_rs::TS;
+
+/// What to cite: a file on this computer, or pasted text.
+#[derive(Debug, Clone, Deserialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+#[ts(tag = "type", rename_all = "camelCase")]
+pub enum CiteSource {
+    Document { path: String },
+    Essay { text: String },
+}
+
+/// Progress of one citing job.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+#[ts(tag = "type", rename_all = "camelCase")]
+pub enum CiteProgress {
+    /// Always first: the job's id, for cancel and save.
+    Queued {
+        #[serde(rename = "jobId")]
+        #[ts(rename = "jobId")]
+        job_id: String,
+    },
+    Sending {
+        #[ts(type = "number")]
+        bytes: u64,
+    },
+    RateLimited {
+        #[ts(type = "number")]
+        seconds: u64,
+        attempt: u32,
+        of: u32,
+    },
+    Receiving,
+    Summarizing,
+}
+
+impl From<Progress> for CiteProgress {
+    fn from(p: Progress) -> Self {
+        match p {
+            Progress::Sending { bytes } => CiteProgress::Sending { bytes },
+            Progress::RateLimited {
+                seconds,
+                attempt,
+                of,
+            } => CiteProgress::RateLimited {
+                seconds,
+                attempt,
+                of,
+            },
+            Progress::Receiving => CiteProgress::Receiving,
+        }
+    }
+}
+
+/// A finished cite as the UI sees it: never the document's bytes.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct CiteOutcome {
+    pub job_id: String,
+    pub kind: OutputKind,
+    #[ts(type = "number")]
+    pub size: u64,
+    pub summary: CiteSummary,
+    /// Set when the result is good but what changed could not be worked out.
+    pub summary_note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct SavedFile {
+    pub job_id: String,
+    pub path: String,
+}
+
+/// One file of a Save all: where it went, or why it did not.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct SaveReport {
+    pub job_id: String,
+    pub path: Option<String>,
+    pub error: Option<Error>,
+}
+
+/// A cited document or text, with what changed.
+pub struct Cited {
+    pub source: Option<PathBuf>,
+    pub kind: OutputKind,
+    pub bytes: Vec<u8>,
+    pub summary: CiteSummary,
+    pub summary_note: Option<String>,
+}
+
+async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Error::internal(format!("A background task failed: {e}")))?
+}
+
+/// Reads the document at `path` once, bounded and checked.
+pub async fn read_document(path: &Path) -> Result<(PathBuf, Vec<u8>)> {
+    let path = path.to_owned();
+    // TODO(integration): documents::open
+    blocking(move || {
+        let info = documents::inspect(&path);
+        if let Some(p) = info.problem {
+            return Err(p);
+        }
+        let bytes = std::fs::read(&path).map_err(|e| Error::io("Cannot read the file", &e))?;
+        Ok((path, bytes))
+    })
+    .await
+}
+
+/// One cite: exactly one request to the service. The summary comes from reading the
+/// original and the result here; if that reading fails, the result is kept and the
+/// note says why.
+pub async fn cite_source(
+    client: &CitationClient,
+    source: &CiteSource,
+    options: &CiteOptions,
+    progress: &(dyn Fn(Progress) + Send + Sync),
+) -> Result<Cited> {
+    options.validate()?;
+    let (path, original) = match source {
+        CiteSource::Document { path } => {
+            let (path, bytes) = read_document(Path::new(path)).await?;
+            (Some(path), bytes)
+        }
+        CiteSource::Essay { text } => (None, text.clone().into_bytes()),
+    };
+    let input = match &path {
+        Some(_) => Input::document(&original)?,
+        None => Input::essay(std::str::from_utf8(&original).unwrap_or_default())?,
+    };
+    let cited = client.cite(&input, options, progress).await?;
+    let result = cited.bytes;
+    let (summary, summary_note) = match cited.kind {
+        OutputKind::Text => (
+            summary::summarize_text(
+                &String::from_utf8_lossy(&original),
+                &String::from_utf8_lossy(&result),
+            ),
+            None,
+        ),
+        _ => {
+            let (a, b) = (original, result.clone());
+            match blocking(move || summary::summarize_local(&a, &b)).await {
+                Ok(s) => (s, None),
+                Err(e) => (
+                    CiteSummary {
+                        paragraphs_changed: 0,
+                        citations_inserted: 0,
+                        references_added: 0,
+                        changes: Vec::new(),
+                    },
+                    Some(format!(
+                        "Cited, but what changed could not be read: {}",
+                        e.message
+                    )),
+                ),
+            }
+        }
+    };
+    Ok(Cited {
+        source: path,
+        kind: cited.kind,
+        bytes: result,
+        summary,
+        summary_note,
+    })
+}
+
+/// Cited documents waiting to be saved, and the jobs still running.
+pub struct CiteJobs {
+    next: AtomicU64,
+    results: std::sync::Mutex<HashMap<String, Arc<Cited>>>,
+    running: std::sync::Mutex<HashMap<String, tokio::task::AbortHandle>>,
+    /// At most two documents at once: the service rate-limits, and the machine may be small.
+    slots: Arc<tokio::sync::Semaphore>,
+}
+
+impl Default for CiteJobs {
+    fn default() -> Self {
+        Self {
+            next: AtomicU64::new(1),
+            results: Default::default(),
+            running: Default::default(),
+            slots: Arc::new(tokio::sync::Semaphore::new(2)),
+        }
+    }
+}
+
+fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl CiteJobs {
+    /// Cites `source`, telling `progress` first the job's id, then how it goes. The
+    /// result stays here until saved or discarded; the answer carries only its summary.
+    pub async fn run(
+        &self,
+        client: CitationClient,
+        source: CiteSource,
+        options: CiteOptions,
+        progress: impl Fn(CiteProgress) + Send + Sync + 'static,
+    ) -> Result<CiteOutcome> {
+        options.validate()?;
+        let job_id = format!("cite-{}", self.next.fetch_add(1, Ordering::Relaxed));
+        progress(CiteProgress::Queued {
+            job_id: job_id.clone(),
+        });
+        let slots = self.slots.clone();
+        let progress = Arc::new(progress);
+        let report = progress.clone();
+        let task = tokio::spawn(async move {
+            // Waiting for a slot happens inside the job, so cancelling works while queued.
+            let _slot = slots
+                .acquire_owned()
+                .await
+                .map_err(|_| Error::internal("The citing queue has closed."))?;
+            cite_source(&client, &source, &options, &move |p| report(p.into())).await
+        });
+        lock(&self.running).insert(job_id.clone(), task.abort_handle());
+        let result = task.await;
+        lock(&self.running).remove(&job_id);
+        let cited = match result {
+            Ok(r) => r?,
+            Err(e) if e.is_cancelled() => {
+                return Err(Error::new(ErrorCode::Cancelled, "Citing was cancelled."));
+            }
+            Err(e) => return Err(Error::internal(format!("Citing failed: {e}"))),
+        };
+        progress(CiteProgress::Summarizing);
+        let outcome = CiteOutcome {
+            job_id: job_id.clone(),
+            kind: cited.kind,
+            size: cited.bytes.len() as u64,
+            summary: cited.summary.clone(),
+            summary_note: cited.summary_note.clone(),
+        };
+        lock(&self.results).insert(job_id, Arc::new(cited));
+        Ok(outcome)
+    }
+
+    /// Stops a job in flight; nothing is kept from it. False when it was not running.
+    pub fn cancel(&self, job_id: &str) -> bool {
+        match lock(&self.running).remove(job_id) {
+            Some(handle) => {
+                handle.abort();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cancels the job if it runs and forgets its result (the card was removed).
+    pub fn discard(&self, job_id: &str) {
+        self.cancel(job_id);
+        lock(&self.results).remove(job_id);
+    }
+
+    /// How many results are held, waiting to be saved.
+    pub fn held(&self) -> usize {
+        lock(&self.results).len()
+    }
+
+    fn get(&self, job_id: &str) -> Result<Arc<Cited>> {
+        lock(&self.results).get(job_id).cloned().ok_or_else(|| {
+            Error::new(
+                ErrorCode::NotFound,
+                "Nothing to save for this document: cite it (again) first.",
+            )
+        })
+    }
+
+    /// Where the save dialog should propose to save: `<stem> (cited).<ext>` beside
+    /// the original, or in the home folder for pasted text.
+    pub fn suggested_path(&self, job_id: &str) -> Result<(PathBuf, OutputKind)> {
+        let cited = self.get(job_id)?;
+        Ok((suggested(&cited), cited.kind))
+    }
+
+    /// Saves the result at `dest` (the dialog already asked before replacing a file;
+    /// the original is never replaced), then lets it go.
+    pub async fn save(&self, job_id: &str, dest: PathBuf) -> Result<SavedFile> {
+        let cited = self.get(job_id)?;
+        save::check_destination(cited.source.as_deref(), &dest, true)?;
+        let (d, c) = (dest.clone(), cited.clone());
+        blocking(move || save::write_atomic(&d, &c.bytes, true)).await?;
+        lock(&self.results).remove(job_id);
+        Ok(SavedFile {
+            job_id: job_id.to_owned(),
+            path: dest.display().to_string(),
+        })
+    }
+
+    /// Saves every result into `folder`, never replacing a file (a taken name gets a
+    /// number, also when another program takes it meanwhile), and reports each file.
+    pub async fn save_all(&self, job_ids: &[String], folder: &Path) -> Result<Vec<SaveReport>> {
+        if !folder.is_dir() {
+            return Err(Error::invalid_input(format!(
+                "{} is not a folder.",
+                folder.display()
+            )));
+        }
+        let mut reports = Vec::new();
+        for job_id in job_ids {
+            let saved = match self.get(job_id) {
+                Ok(cited) => save_free(folder, cited).await,
+                Err(e) => Err(e),
+            };
+            if saved.is_ok() {
+                lock(&self.results).remove(job_id);
+            }
+            reports.push(match saved {
+                Ok(path) => SaveReport {
+                    job_id: job_id.clone(),
+                    path: Some(path.display().to_string()),
+                    error: None,
+                },
+                Err(e) => SaveReport {
+                    job_id: job_id.clone(),
+                    path: None,
+                    error: Some(e),
+                },
+            });
+        }
+        Ok(reports)
+    }
+}
+
+fn suggested(cited: &Cited) -> PathBuf {
+    match &cited.source {
+        Some(p) => save::cited_path_for_people(p),
+        None => home_dir().join("Pasted text (cited).txt"),
+    }
+}
+
+/// Writes `cited` under its suggested name in `folder`, or the first free numbered one.
+async fn save_free(folder: &Path, cited: Arc<Cited>) -> Result<PathBuf> {
+    let name = suggested(&cited)
+        .file_name()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("Cited"));
+    let folder = folder.to_owned();
+    blocking(move || {
+        for n in 1..10_000u32 {
+            let dest = numbered(&folder, &name, n);
+            if dest.exists() {
+                continue;
+            }
+            save::check_destination(cited.source.as_deref(), &dest, false)?;
+            match save::write_atomic(&dest, &cited.bytes, false) {
+                Ok(()) => return Ok(dest),
+                // Taken between the check and the rename: try the next number.
+                Err(e) if e.code == ErrorCode::InvalidInput && dest.exists() => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::invalid_input(format!(
+            "Every name like {} is taken in {}.",
+            name.display(),
+            folder.display()
+        )))
+    })
+    .await
+}
+
+/// `name` in `folder` for n = 1, else `stem n.ext`.
+fn numbered(folder: &Path, name: &Path, n: u32) -> PathBuf {
+    if n == 1 {
+        return folder.join(name);
+    }
+    let stem = name
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = name
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    folder.join(format!("{stem} {n}{ext}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_names_never_replace_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = Path::new("Report (cited).docx");
+        assert_eq!(numbered(dir.path(), name, 1), dir.path().join(name));
+        assert_eq!(
+            numbered(dir.path(), name, 3),
+            dir.path().join("Report (cited) 3.docx")
+        );
+    }
+}

@@ -1,0 +1,252 @@
+//! The mission follower without any front end: `Casebook` in core, the embedded
+//! sandbox over loopback HTTP, and subscribers that record what they are sent.
+
+use casebook_core::ErrorCode;
+use casebook_core::app::{BackendChoice, Casebook, Config};
+use casebook_core::backend::{Backend, SandboxOptions};
+use casebook_core::follower::{MissionUpdate, Observer, Sink};
+use casebook_core::missions::{MissionEvent, MissionSpec};
+use casebook_core::store::{MissionRecord, MissionStatus, MissionStore};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+#[derive(Default)]
+struct Seen(Mutex<Vec<(String, MissionStatus)>>);
+
+impl Observer for Seen {
+    fn status_changed(&self, mission: &MissionRecord, status: MissionStatus) {
+        self.0
+            .lock()
+            .unwrap()
+            .push((mission.session_id.clone(), status));
+    }
+}
+
+async fn casebook(
+    pace_ms: u64,
+    events: u64,
+) -> (Arc<Casebook>, Arc<Seen>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let options = SandboxOptions {
+        mission_pace_ms: Some(pace_ms),
+        mission_events: Some(events),
+        ..SandboxOptions::default()
+    };
+    let backend = Backend::sandbox(Some(dir.path()), options.clone())
+        .await
+        .unwrap();
+    let seen = Arc::new(Seen::default());
+    let core = Casebook::start(
+        Config {
+            data_dir: dir.path().to_path_buf(),
+            backend: BackendChoice::Fixed(Some(backend)),
+            sandbox: options,
+            test_hooks: false,
+        },
+        seen.clone(),
+    )
+    .await
+    .unwrap();
+    (core, seen, dir)
+}
+
+fn spec() -> MissionSpec {
+    MissionSpec::new("Does urban heat raise hospital admissions?", 2500)
+}
+
+type Log = Arc<Mutex<Vec<serde_json::Value>>>;
+
+/// A sink that keeps every message as JSON, as the UI would receive it.
+fn recorder() -> (Sink, Log) {
+    let seen: Log = Default::default();
+    let keep = seen.clone();
+    let sink: Sink = Box::new(move |u: MissionUpdate| {
+        keep.lock().unwrap().push(serde_json::to_value(&u).unwrap());
+        true
+    });
+    (sink, seen)
+}
+
+fn event_ids(messages: &[serde_json::Value]) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|m| m["type"] == "events")
+        .flat_map(|m| m["events"].as_array().unwrap().clone())
+        .map(|e| e["event"]["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+fn statuses(messages: &[serde_json::Value]) -> Vec<String> {
+    messages
+        .iter()
+        .filter(|m| m["type"] == "status")
+        .map(|m| m["status"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+async fn until(what: &str, f: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !f() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_watcher_feeds_every_subscriber_each_event_once() {
+    let (core, seen, _dir) = casebook(20, 60).await;
+    let record = core.start_mission(&spec()).await.unwrap();
+    let id = record.session_id.clone();
+    assert!(core.is_following(&id), "a started mission is followed at once");
+
+    let (first, seen1) = recorder();
+    core.watch(&id, "window-a", first).await.unwrap();
+    until("a few events", || event_ids(&seen1.lock().unwrap()).len() >= 10).await;
+
+    // A second subscriber joins mid-way, and the first reloads (its sink is replaced).
+    let (second, seen2) = recorder();
+    core.watch(&id, "window-b", second).await.unwrap();
+    let (reloaded, seen1b) = recorder();
+    core.watch(&id, "window-a", reloaded).await.unwrap();
+    core.watch_finished(&id).await;
+
+    let stored: Vec<String> = core
+        .store
+        .events(&id, 0, u32::MAX)
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|e| e.event.id.unwrap())
+        .collect();
+    assert!(stored.len() >= 50, "{} events stored", stored.len());
+    let mut unique = stored.clone();
+    unique.dedup();
+    assert_eq!(unique, stored, "the store holds each event once");
+    for (name, seen) in [("second", &seen2), ("reloaded", &seen1b)] {
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen[0]["type"], "mission", "{name}: the record comes first");
+        assert_eq!(
+            event_ids(&seen),
+            stored,
+            "{name}: replay then live, in order, without a gap or a repeat"
+        );
+        assert_eq!(statuses(&seen).last().map(String::as_str), Some("complete"));
+    }
+    let old = event_ids(&seen1.lock().unwrap());
+    assert_eq!(old, stored[..old.len()], "the replaced sink stopped cleanly");
+    let m = core.mission(&id).await.unwrap();
+    assert_eq!(m.status, MissionStatus::Complete);
+    assert_eq!(m.last_event_id.as_ref(), stored.last());
+    assert!(
+        seen.0
+            .lock()
+            .unwrap()
+            .contains(&(id.clone(), MissionStatus::Complete)),
+        "the observer heard the mission complete"
+    );
+
+    // A finished mission replays from the store without following it again.
+    let (late, seen3) = recorder();
+    core.watch(&id, "window-c", late).await.unwrap();
+    assert!(!core.is_following(&id));
+    assert_eq!(event_ids(&seen3.lock().unwrap()), stored);
+    // Every event carries how it reads, decided in core.
+    let first_events = seen3.lock().unwrap()[1]["events"].clone();
+    assert!(first_events[0]["card"]["type"].is_string());
+    assert!(first_events[0]["label"].is_string());
+    core.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cut_stream_reconnects_without_repeating_an_event() {
+    let (core, _, _dir) = casebook(0, 30).await;
+    let base = core.base_url().await.unwrap();
+    let faults = reqwest::Client::new()
+        .post(format!("{base}/_sandbox/faults"))
+        .bearer_auth(casebook_sandbox::DEMO_KEY)
+        .json(&serde_json::json!({"dropStreamAfter": 7}))
+        .send()
+        .await
+        .unwrap();
+    assert!(faults.status().is_success());
+    let record = core.start_mission(&spec()).await.unwrap();
+    let id = record.session_id.clone();
+    let (sink, seen) = recorder();
+    core.watch(&id, "window-a", sink).await.unwrap();
+    core.watch_finished(&id).await;
+    let seen = seen.lock().unwrap().clone();
+    let ids = event_ids(&seen);
+    let mut unique = ids.clone();
+    unique.sort_by_key(|i| i.parse::<u64>().unwrap());
+    unique.dedup();
+    assert_eq!(ids, unique, "each event once, in order: {ids:?}");
+    let st = statuses(&seen);
+    assert!(st.iter().any(|s| s == "reconnecting"), "{st:?}");
+    assert_eq!(st.last().map(String::as_str), Some("complete"), "{st:?}");
+    core.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancel_ends_in_cancelled_and_unknown_missions_are_not_found() {
+    let (core, _, _dir) = casebook(50, 200).await;
+    let record = core.start_mission(&spec()).await.unwrap();
+    let id = record.session_id.clone();
+    let (sink, seen) = recorder();
+    core.watch(&id, "window-a", sink).await.unwrap();
+    until("a few events", || event_ids(&seen.lock().unwrap()).len() >= 3).await;
+    assert_eq!(core.cancel_mission(&id).await.unwrap().status, "accepted");
+    core.watch_finished(&id).await;
+    let seen = seen.lock().unwrap().clone();
+    let names: Vec<String> = seen
+        .iter()
+        .filter(|m| m["type"] == "events")
+        .flat_map(|m| m["events"].as_array().unwrap().clone())
+        .map(|e| e["event"]["event"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        names[names.len() - 2..],
+        ["turn.cancelled".to_owned(), "session.waiting".to_owned()]
+    );
+    assert_eq!(statuses(&seen).last().map(String::as_str), Some("cancelled"));
+    let again = core.cancel_mission(&id).await.unwrap_err();
+    assert_eq!(again.code, ErrorCode::Conflict, "nothing left to cancel");
+
+    let (sink, _) = recorder();
+    let err = core.watch("ses_nope", "window-x", sink).await.unwrap_err();
+    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(
+        core.cancel_mission("ses_nope").await.unwrap_err().code,
+        ErrorCode::NotFound
+    );
+    core.shutdown().await;
+}
+
+/// The app and the CLI open the same database: appends from both, at once, all land.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_processes_share_one_history() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("casebook.db");
+    let a = MissionStore::open(&path).unwrap();
+    let b = MissionStore::open(&path).unwrap();
+    let session = casebook_core::missions::Session {
+        session_id: "ses_shared".into(),
+        continuation_token: None,
+        extra: Default::default(),
+    };
+    a.insert(&session, &spec(), "http://127.0.0.1:1").await.unwrap();
+    let write = |store: MissionStore, prefix: &'static str| {
+        tokio::spawn(async move {
+            for i in 0..100 {
+                let e = MissionEvent::new(Some(format!("{prefix}{i}")), "plan".into(), "{}");
+                store.append("ses_shared", vec![e]).await.unwrap();
+            }
+        })
+    };
+    let (x, y) = (write(a.clone(), "a"), write(b.clone(), "b"));
+    x.await.unwrap();
+    y.await.unwrap();
+    let events = b.events("ses_shared", 0, u32::MAX).await.unwrap();
+    assert_eq!(events.len(), 200);
+    let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=200).collect::<Vec<_>>(), "no position taken twice");
+}

@@ -1,0 +1,181 @@
+//! Every command the UI calls: each a one-liner over [`Casebook`] in core, plus the
+//! native dialog or window it needs. Errors reach the UI as `{code, message}`.
+
+use crate::{dialog, opener, windows};
+use casebook_core::Error;
+use casebook_core::app::{AppInfo, Casebook, Health};
+use casebook_core::citations::{CiteOptions, Parsed};
+use casebook_core::documents::DocumentInfo;
+use casebook_core::follower::MissionUpdate;
+use casebook_core::jobs::{CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile};
+use casebook_core::keys::{KeyStatus, Service};
+use casebook_core::missions::{CancelAck, MissionSpec};
+use casebook_core::settings::Settings;
+use casebook_core::store::MissionRecord;
+use casebook_core::transcript::ExportFormat;
+use std::path::PathBuf;
+use std::sync::Arc;
+use tauri::ipc::Channel;
+use tauri::{AppHandle, Runtime, State};
+
+type Core<'a> = State<'a, Arc<Casebook>>;
+
+#[tauri::command]
+pub async fn app_info(core: Core<'_>) -> Result<AppInfo, Error> {
+    Ok(core.info().await)
+}
+
+#[tauri::command]
+pub async fn update_settings(core: Core<'_>, settings: Settings) -> Result<AppInfo, Error> {
+    core.update_settings(settings).await
+}
+
+#[tauri::command]
+pub async fn health(core: Core<'_>) -> Result<Health, Error> {
+    core.health().await
+}
+
+#[tauri::command]
+pub async fn inspect_documents(core: Core<'_>, paths: Vec<String>) -> Result<Vec<DocumentInfo>, Error> {
+    Ok(core.inspect(paths).await)
+}
+
+#[tauri::command]
+pub async fn pick_documents(core: Core<'_>) -> Result<Vec<DocumentInfo>, Error> {
+    Ok(core.inspect(dialog::pick_documents().await?).await)
+}
+
+#[tauri::command]
+pub async fn key_status(core: Core<'_>) -> Result<Vec<KeyStatus>, Error> {
+    core.key_status().await
+}
+
+#[tauri::command]
+pub async fn set_key(core: Core<'_>, service: Service, key: String) -> Result<KeyStatus, Error> {
+    core.set_key(service, &key).await
+}
+
+#[tauri::command]
+pub async fn delete_key(core: Core<'_>, service: Service) -> Result<KeyStatus, Error> {
+    core.delete_key(service).await
+}
+
+#[tauri::command]
+pub async fn preview(core: Core<'_>, source: CiteSource) -> Result<Parsed, Error> {
+    core.preview(&source).await
+}
+
+/// The first message on `on_progress` is the job's id (for cancel and save).
+#[tauri::command]
+pub async fn cite(
+    core: Core<'_>,
+    source: CiteSource,
+    options: CiteOptions,
+    on_progress: Channel<CiteProgress>,
+) -> Result<CiteOutcome, Error> {
+    core.cite(source, options, move |p| drop(on_progress.send(p)))
+        .await
+}
+
+#[tauri::command]
+pub fn cancel_cite(core: Core<'_>, job_id: String) -> bool {
+    core.jobs.cancel(&job_id)
+}
+
+#[tauri::command]
+pub fn discard_cite(core: Core<'_>, job_id: String) {
+    core.jobs.discard(&job_id)
+}
+
+/// Saves where the user says in the native dialog. `None`: cancelled.
+#[tauri::command]
+pub async fn save_cited(core: Core<'_>, job_id: String) -> Result<Option<SavedFile>, Error> {
+    let (suggested, kind) = core.jobs.suggested_path(&job_id)?;
+    match dialog::save_file("Save the cited copy", &suggested, kind).await? {
+        Some(dest) => core.save_cited(&job_id, dest).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Saves every cited document into one chosen folder. Empty: cancelled.
+#[tauri::command]
+pub async fn save_all_cited(core: Core<'_>, job_ids: Vec<String>) -> Result<Vec<SaveReport>, Error> {
+    match dialog::pick_folder().await? {
+        Some(folder) => core.save_all_cited(&job_ids, &folder).await,
+        None => Ok(Vec::new()),
+    }
+}
+
+#[tauri::command]
+pub fn show_in_folder(path: String) -> Result<(), Error> {
+    opener::reveal(&PathBuf::from(path))
+}
+
+#[tauri::command]
+pub fn mission_preview(spec: MissionSpec) -> Result<String, Error> {
+    spec.message()
+}
+
+/// Starts a mission, records it, and opens its window.
+#[tauri::command]
+pub async fn start_mission<R: Runtime>(
+    app: AppHandle<R>,
+    core: Core<'_>,
+    spec: MissionSpec,
+) -> Result<MissionRecord, Error> {
+    let record = core.start_mission(&spec).await?;
+    windows::open_mission_or_log(&app, &record);
+    Ok(record)
+}
+
+#[tauri::command]
+pub async fn list_missions(core: Core<'_>) -> Result<Vec<MissionRecord>, Error> {
+    core.list_missions().await
+}
+
+#[tauri::command]
+pub async fn open_mission<R: Runtime>(
+    app: AppHandle<R>,
+    core: Core<'_>,
+    session_id: String,
+) -> Result<(), Error> {
+    windows::open_mission(&app, &core.mission(&session_id).await?)
+}
+
+/// Streams a mission to the calling window: what is stored, then what arrives.
+#[tauri::command]
+pub async fn watch_mission<R: Runtime>(
+    window: tauri::Window<R>,
+    core: Core<'_>,
+    session_id: String,
+    on_event: Channel<MissionUpdate>,
+) -> Result<(), Error> {
+    let sink = Box::new(move |u| on_event.send(u).is_ok());
+    core.watch(&session_id, window.label(), sink).await
+}
+
+#[tauri::command]
+pub async fn cancel_mission(core: Core<'_>, session_id: String) -> Result<CancelAck, Error> {
+    core.cancel_mission(&session_id).await
+}
+
+/// Saves the transcript where the user says. `None`: cancelled.
+#[tauri::command]
+pub async fn export_mission(
+    core: Core<'_>,
+    session_id: String,
+    format: ExportFormat,
+) -> Result<Option<String>, Error> {
+    let (name, bytes) = core.export_mission(&session_id, format).await?;
+    let suggested = casebook_core::backend::home_dir().join(name);
+    let Some(dest) = dialog::save_export(&suggested, format).await? else {
+        return Ok(None);
+    };
+    core.save_export(&dest, bytes).await?;
+    Ok(Some(dest.display().to_string()))
+}
+
+#[tauri::command]
+pub fn open_link(url: String) -> Result<(), Error> {
+    opener::open_url(&url)
+}

@@ -1,0 +1,139 @@
+//! Mission windows, and what the app tells its windows and the desktop when a
+//! mission's status changes.
+
+use crate::{notify, opener};
+use casebook_core::Error;
+use casebook_core::follower::{MissionStatusChanged, Observer};
+use casebook_core::store::{MissionRecord, MissionStatus};
+use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
+
+/// The event the main window's missions list follows.
+pub const STATUS_EVENT: &str = "mission-status";
+
+/// The window label for a session: labels allow fewer characters than session ids.
+pub fn window_label(session_id: &str) -> String {
+    let safe: String = session_id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("mission-{safe}")
+}
+
+/// Only the app's own pages load in a mission window; a web link that would
+/// navigate it goes to the system browser instead.
+fn allow_navigation(url: &url::Url) -> bool {
+    let own = match url.scheme() {
+        "tauri" => true,
+        "http" | "https" => url.host_str() == Some("tauri.localhost"),
+        _ => false,
+    };
+    if !own && matches!(url.scheme(), "http" | "https") {
+        let _ = opener::open_url(url.as_str());
+    }
+    own
+}
+
+/// Brings the mission's window forward, opening it if it is not open.
+pub fn open_mission<R: Runtime>(app: &AppHandle<R>, record: &MissionRecord) -> Result<(), Error> {
+    let label = window_label(&record.session_id);
+    if let Some(w) = app.get_webview_window(&label) {
+        let _ = w.unminimize();
+        let _ = w.show();
+        let _ = w.set_focus();
+        return Ok(());
+    }
+    let headline: String = record
+        .objective
+        .lines()
+        .next()
+        .unwrap_or("")
+        .chars()
+        .take(60)
+        .collect();
+    // Percent-encoded so the UI's decodeURIComponent gets the id back exactly.
+    let hash: String = record
+        .session_id
+        .bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-_.".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect();
+    WebviewWindowBuilder::new(
+        app,
+        label,
+        WebviewUrl::App(format!("index.html#/mission/{hash}").into()),
+    )
+    .title(format!("{headline} · Casebook mission"))
+    .inner_size(920.0, 780.0)
+    .min_inner_size(560.0, 420.0)
+    .disable_drag_drop_handler()
+    .on_navigation(allow_navigation)
+    .build()
+    .map(|_| ())
+    .map_err(|e| Error::internal(format!("Cannot open the mission window: {e}")))
+}
+
+/// The mission runs and is in the list whether or not its window opens.
+pub fn open_mission_or_log<R: Runtime>(app: &AppHandle<R>, record: &MissionRecord) {
+    if let Err(e) = open_mission(app, record) {
+        tracing::warn!("{}", e.message);
+    }
+}
+
+/// Tells the main window of every status change, and the desktop when a mission
+/// needs the user while its window is not in front.
+pub struct WindowObserver<R: Runtime>(pub AppHandle<R>);
+
+impl<R: Runtime> Observer for WindowObserver<R> {
+    fn status_changed(&self, mission: &MissionRecord, status: MissionStatus) {
+        let changed = MissionStatusChanged {
+            session_id: mission.session_id.clone(),
+            status,
+        };
+        let _ = self.0.emit_to("main", STATUS_EVENT, changed);
+        let what = match status {
+            MissionStatus::Waiting => "is waiting for you",
+            MissionStatus::Complete => "is complete",
+            _ => return,
+        };
+        let focused = self
+            .0
+            .get_webview_window(&window_label(&mission.session_id))
+            .and_then(|w| w.is_focused().ok())
+            .unwrap_or(false);
+        if !focused {
+            let headline = mission.objective.lines().next().unwrap_or("").trim();
+            notify::notify(format!("Mission {what}"), headline.to_owned());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_safe() {
+        assert_eq!(window_label("ses_0a1b"), "mission-ses_0a1b");
+        assert_eq!(window_label("a.b/c"), "mission-a_b_c");
+    }
+
+    #[test]
+    fn only_the_app_navigates_in_a_mission_window() {
+        let ok = |s: &str| allow_navigation(&url::Url::parse(s).unwrap());
+        assert!(ok("tauri://localhost/index.html#/mission/ses_1"));
+        assert!(ok("http://tauri.localhost/index.html"));
+        assert!(!ok("file:///etc/passwd"));
+        assert!(!ok("javascript:alert(1)"));
+    }
+}
