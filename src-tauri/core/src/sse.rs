@@ -574,9 +574,10 @@ mod tests {
         let mut d = SseDecoder::with_limit(16);
         let mut got = Vec::new();
         let err = d
-            .try_feed_with(b"data: ok\n\ndata: 12345\ndata: 12345\ndata: 12345\n", |e| {
-                got.push(e.data)
-            })
+            .try_feed_with(
+                b"data: ok\n\ndata: 12345\ndata: 12345\ndata: 12345\n",
+                |e| got.push(e.data),
+            )
             .unwrap_err();
         assert_eq!((err.what, got), ("event data", vec!["ok".to_owned()]));
         // Exactly at the limit is fine, and comments of any length cost nothing.

@@ -2,37 +2,85 @@
 //!
 //! The stream is `text/event-stream` (decoded by [`crate::sse`]) or NDJSON. When the
 //! connection drops before the case is waiting or complete, we reconnect with
-//! `Last-Event-ID` and back off (honouring the server's `retry:`); events whose id
-//! we have already seen are dropped, so across reconnects nothing is lost or repeated.
+//! `Last-Event-ID` and back off (honouring the server's `retry:` up to a cap).
+//!
+//! ### Nothing lost, nothing repeated
+//!
+//! The seeds do not say whether the server puts ids on events, so only an id the server put
+//! on an event marks it as seen. Events without one are all delivered while a connection is
+//! live. After a reconnect a server may replay: from the id we sent (the events after it that
+//! had no id come again) or, if it keeps no ids, from the start. So after each reconnect the
+//! id-less events that match, in order, those received since the last id (same name and
+//! data) are skipped, and the first one that differs is new; a replayed event with an id we
+//! have seen is skipped, and so are the id-less events that follow it until the replay
+//! reaches the last id we had.
+//!
+//! ### How a watch ends
+//!
+//! The seeds name `session.waiting` and no completion event, so a watch ends on
+//! `session.waiting` or a known completion spelling ([`MissionEvent::is_terminal`]), on a
+//! `204 No Content` answer to the stream request (the WHATWG signal to stop reconnecting), or
+//! when the stream ended cleanly and the reconnect after it opened and ended again with
+//! nothing new. It fails only when connecting kept failing for [`WatchOptions::give_up_after`]
+//! (and at least [`WatchOptions::min_failures`] tries): a connection that opens resets that.
 
-use crate::connection::network_error;
+use crate::connection::{READ_IDLE_TIMEOUT, network_error};
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::error_from;
+use crate::http::{error_from, retry_after};
 use crate::missions::{InvestigationClient, MissionEvent};
 use crate::sse::SseDecoder;
 use serde::Serialize;
 use std::collections::HashSet;
-use std::time::Duration;
+use std::hash::{Hash, Hasher};
+use std::time::{Duration, Instant};
 use ts_rs::TS;
+
+/// The longest SSE line, SSE event data or NDJSON line we buffer. Larger is a protocol
+/// error: no event a person reads is that big, and a server that never ends a line must not
+/// make us buffer without end.
+pub const MAX_EVENT_BYTES: usize = 4_000_000;
 
 #[derive(Debug, Clone)]
 pub struct WatchOptions {
-    /// Resume after this event (as after an app restart).
+    /// Resume after this id, as after an app restart: the last id the server put on an event
+    /// (or [`WatchEnd::last_event_id`]). Sent as `Last-Event-ID`.
     pub last_event_id: Option<String>,
-    /// Give up after this many reconnects in a row that delivered nothing.
-    pub max_failures: u32,
-    /// First back-off; doubles per failure up to `max_backoff`. A server's `retry:` replaces it.
+    /// When resuming: the events received after the one carrying `last_event_id` (all events
+    /// received so far, if there is no id), in the order they arrived. A server that keeps no
+    /// ids, or puts ids on only some events, replays these on reconnect; the replayed ones
+    /// that match them in order (same event name and data) are not shown again. Empty when
+    /// starting fresh. An event that matches but was truly new would be skipped, so pass
+    /// exactly what was received, not a summary.
+    pub received_after_last_id: Vec<MissionEvent>,
+    /// First back-off after a drop or a failure; doubles per failure up to `max_backoff`,
+    /// with jitter, so many clients do not reconnect in step.
     pub initial_backoff: Duration,
     pub max_backoff: Duration,
+    /// Give up only when connecting has failed (refused, DNS, timeout, 5xx) for this long
+    /// without a connection opening in between...
+    pub give_up_after: Duration,
+    /// ...and at least this many times in a row.
+    pub min_failures: u32,
+    /// A server's `retry:` is waited at most this long, and a 429's `Retry-After` longer than
+    /// this ends the watch with `rate_limited`.
+    pub max_server_retry: Duration,
+    /// A connection that sends nothing, not even a comment, for this long is treated as
+    /// dropped and reopened. The connection's own read timeout
+    /// ([`READ_IDLE_TIMEOUT`]) applies as well, so a longer value has no effect.
+    pub idle_timeout: Duration,
 }
 
 impl Default for WatchOptions {
     fn default() -> Self {
         Self {
             last_event_id: None,
-            max_failures: 8,
+            received_after_last_id: Vec::new(),
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(15),
+            give_up_after: Duration::from_secs(120),
+            min_failures: 5,
+            max_server_retry: Duration::from_secs(300),
+            idle_timeout: READ_IDLE_TIMEOUT,
         }
     }
 }
@@ -46,7 +94,7 @@ pub enum WatchUpdate {
     Connected { attempt: u32 },
     /// One event, new to this watcher.
     Event { event: MissionEvent },
-    /// The connection dropped; reconnecting after a pause.
+    /// The connection dropped, failed or was rate limited; reconnecting after a pause.
     Reconnecting {
         attempt: u32,
         #[ts(type = "number")]
@@ -55,16 +103,52 @@ pub enum WatchUpdate {
     },
 }
 
-/// How a watch ended: the terminal event, and the id to resume from.
+/// Why a watch ended without an error.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WatchEndReason {
+    /// `session.waiting` or a known completion event (also delivered as an update).
+    Terminal(MissionEvent),
+    /// The server answered the stream request with `204 No Content`: nothing more to stream.
+    ServerDone,
+    /// The stream ended cleanly, and the reconnect after it opened and ended again with no
+    /// new event: the server has nothing more, whatever it calls completion.
+    Drained,
+}
+
+/// How a watch ended, and the id to resume from.
 #[derive(Debug, Clone, PartialEq)]
 pub struct WatchEnd {
+    pub reason: WatchEndReason,
+    /// The stream's last event id as the WHATWG rules keep it (what `Last-Event-ID` would
+    /// carry on the next request); `None` if the server never set one or cleared it.
     pub last_event_id: Option<String>,
-    pub terminal: MissionEvent,
+}
+
+impl WatchEnd {
+    /// The event that ended the watch, when one did.
+    pub fn terminal(&self) -> Option<&MissionEvent> {
+        match &self.reason {
+            WatchEndReason::Terminal(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// One decoded event and what it does to the resume id: `Some("")` clears it, `None`
+/// leaves it.
+struct Framed {
+    event: MissionEvent,
+    resume: Option<String>,
 }
 
 enum Framing {
     Sse(SseDecoder),
-    Ndjson(Vec<u8>),
+    /// The bytes of unfinished lines, and how far they have been searched for a newline,
+    /// so each byte is looked at once however the line is split.
+    Ndjson {
+        buf: Vec<u8>,
+        scanned: usize,
+    },
 }
 
 impl Framing {
@@ -76,29 +160,79 @@ impl Framing {
             .trim()
             .to_ascii_lowercase();
         match ct.as_str() {
-            "text/event-stream" => Some(Framing::Sse(SseDecoder::new())),
+            "text/event-stream" => Some(Framing::Sse(SseDecoder::with_limit(MAX_EVENT_BYTES))),
             "application/x-ndjson"
             | "application/ndjson"
             | "application/jsonl"
             | "application/jsonlines"
-            | "application/json-seq" => Some(Framing::Ndjson(Vec::new())),
+            | "application/json-seq" => Some(Framing::Ndjson {
+                buf: Vec::new(),
+                scanned: 0,
+            }),
             _ => None,
         }
     }
 
-    fn feed(&mut self, chunk: &[u8], out: &mut Vec<MissionEvent>) {
+    fn feed(&mut self, chunk: &[u8], out: &mut Vec<Framed>) -> Result<()> {
         match self {
-            Framing::Sse(d) => d.feed_with(chunk, |e| {
-                out.push(MissionEvent::new(e.id, e.event, &e.data))
-            }),
-            Framing::Ndjson(buf) => {
+            Framing::Sse(d) => d
+                .try_feed_with(chunk, |e| {
+                    // Only an id field of this event identifies it; an inherited one would
+                    // make every id-less event look like a repeat of the last identified one.
+                    let own = e.has_id_field.then(|| e.id.clone()).flatten();
+                    let resume = e.id.clone();
+                    out.push(Framed {
+                        event: MissionEvent::new(own.filter(|id| !id.is_empty()), e.event, &e.data),
+                        resume,
+                    });
+                })
+                .map_err(|e| {
+                    Error::new(
+                        ErrorCode::Protocol,
+                        format!(
+                            "The mission stream sent {e}; Casebook stops reading a stream that large."
+                        ),
+                    )
+                }),
+            Framing::Ndjson { buf, scanned } => {
                 buf.extend_from_slice(chunk);
-                while let Some(pos) = buf.iter().position(|&b| b == b'\n') {
-                    let line: Vec<u8> = buf.drain(..=pos).collect();
-                    if let Some(e) = ndjson_event(&line) {
-                        out.push(e);
+                let too_long = || {
+                    Error::new(
+                        ErrorCode::Protocol,
+                        format!(
+                            "The mission stream sent one line longer than {MAX_EVENT_BYTES} bytes; Casebook stops reading a stream that large."
+                        ),
+                    )
+                };
+                let mut start = 0;
+                while let Some(i) = buf[*scanned..].iter().position(|&b| b == b'\n') {
+                    let end = *scanned + i;
+                    if end - start > MAX_EVENT_BYTES {
+                        *buf = Vec::new();
+                        *scanned = 0;
+                        return Err(too_long());
                     }
+                    if let Some(e) = ndjson_event(&buf[start..end]) {
+                        out.push(Framed {
+                            resume: e.id.clone(),
+                            event: e,
+                        });
+                    }
+                    start = end + 1;
+                    *scanned = start;
                 }
+                *scanned = buf.len();
+                if start > 0 {
+                    // Only the tail after the last newline moves, and it lies in this chunk.
+                    buf.drain(..start);
+                    *scanned -= start;
+                }
+                if buf.len() > MAX_EVENT_BYTES {
+                    *buf = Vec::new();
+                    *scanned = 0;
+                    return Err(too_long());
+                }
+                Ok(())
             }
         }
     }
@@ -106,7 +240,16 @@ impl Framing {
     fn retry(&self) -> Option<Duration> {
         match self {
             Framing::Sse(d) => d.retry().map(Duration::from_millis),
-            Framing::Ndjson(_) => None,
+            Framing::Ndjson { .. } => None,
+        }
+    }
+
+    /// An id committed without an event (an `id:` block with no data) still moves the resume
+    /// point, as it does for an EventSource.
+    fn committed_id(&self) -> Option<&str> {
+        match self {
+            Framing::Sse(d) => d.committed_id(),
+            Framing::Ndjson { .. } => None,
         }
     }
 }
@@ -132,7 +275,7 @@ fn ndjson_event(line: &[u8]) -> Option<MissionEvent> {
         .unwrap_or("message")
         .to_owned();
     let id = v.get("id").and_then(|x| match x {
-        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),
         serde_json::Value::Number(n) => Some(n.to_string()),
         _ => None,
     });
@@ -142,8 +285,128 @@ fn ndjson_event(line: &[u8]) -> Option<MissionEvent> {
     Some(e)
 }
 
+/// Decides which events are new: by id when the server put one on the event, otherwise by
+/// position in a replay (see the module documentation).
+struct Dedup {
+    seen: HashSet<String>,
+    last_id: Option<String>,
+    /// Name-and-data fingerprints of the id-less events received after `last_id`, in order.
+    after_last_id: Vec<u64>,
+    replay: Replay,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Replay {
+    /// Everything without an id is new.
+    Live,
+    /// Just reconnected: this many of `after_last_id` have come again so far.
+    Matching(usize),
+    /// An id from before `last_id` came again: the server is replaying older events.
+    BeforeLastId,
+}
+
+impl Dedup {
+    fn new(last_id: Option<String>, received_after: &[MissionEvent]) -> Self {
+        Self {
+            seen: last_id.iter().cloned().collect(),
+            last_id,
+            after_last_id: received_after.iter().map(fingerprint).collect(),
+            replay: Replay::Live,
+        }
+    }
+
+    fn reconnected(&mut self) {
+        self.replay = Replay::Matching(0);
+    }
+
+    fn is_new(&mut self, e: &MissionEvent) -> bool {
+        if let Some(id) = &e.id {
+            if self.seen.contains(id) {
+                self.replay = if self.last_id.as_ref() == Some(id) {
+                    Replay::Matching(0)
+                } else {
+                    Replay::BeforeLastId
+                };
+                return false;
+            }
+            self.seen.insert(id.clone());
+            self.last_id = Some(id.clone());
+            self.after_last_id.clear();
+            self.replay = Replay::Live;
+            return true;
+        }
+        let print = fingerprint(e);
+        match self.replay {
+            Replay::BeforeLastId => return false,
+            Replay::Matching(n) if self.after_last_id.get(n) == Some(&print) => {
+                self.replay = Replay::Matching(n + 1);
+                return false;
+            }
+            _ => self.replay = Replay::Live,
+        }
+        self.after_last_id.push(print);
+        true
+    }
+}
+
+/// Name and data, hashed: a replayed event is recognised without keeping a second copy of
+/// every event the caller already holds.
+fn fingerprint(e: &MissionEvent) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    e.event.hash(&mut h);
+    e.data.to_string().hash(&mut h);
+    h.finish()
+}
+
+/// xorshift64 for back-off jitter: spreading reconnects needs no better randomness.
+struct Jitter(u64);
+
+impl Jitter {
+    fn seeded() -> Self {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        let here = &nanos as *const u64 as u64;
+        Self((nanos ^ here.rotate_left(32)) | 1)
+    }
+
+    /// A fraction in [0, 1).
+    fn next(&mut self) -> f64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The pause before the next try: exponential in the failures in a row, with equal jitter
+/// (half fixed, half random), and never shorter than the server's `retry:` (capped).
+fn backoff(
+    options: &WatchOptions,
+    failures: u32,
+    server_retry: Option<Duration>,
+    jitter: &mut Jitter,
+) -> Duration {
+    let exp = options
+        .initial_backoff
+        .saturating_mul(1 << failures.min(16))
+        .min(options.max_backoff);
+    let half = exp / 2;
+    let pause = half + half.mul_f64(jitter.next());
+    match server_retry {
+        Some(r) => pause.max(r.min(options.max_server_retry)),
+        None => pause,
+    }
+}
+
+/// How one open connection ended.
+enum Ended {
+    Clean,
+    Dropped(String),
+}
+
 impl InvestigationClient {
-    /// Follows the session's stream until `session.waiting` or completion,
+    /// Follows the session's stream until it ends (see the module documentation for how),
     /// reconnecting across drops. `on_update` sees every new event once, in order.
     pub async fn watch(
         &self,
@@ -152,101 +415,154 @@ impl InvestigationClient {
         mut on_update: impl FnMut(WatchUpdate) + Send,
     ) -> Result<WatchEnd> {
         let path = self.stream_path(session_id)?;
-        let mut last_id = options.last_event_id.clone();
-        let mut seen: HashSet<String> = last_id.iter().cloned().collect();
-        let mut failures = 0u32;
+        let mut dedup = Dedup::new(
+            options.last_event_id.clone(),
+            &options.received_after_last_id,
+        );
+        let mut resume_id = options.last_event_id.clone();
         let mut attempt = 0u32;
+        // Failures to connect in a row, and when the first of them happened.
+        let mut failures = 0u32;
+        let mut failing_since: Option<Instant> = None;
+        // Clean ends in a row with nothing new after the first.
+        let mut quiet_clean_ends = 0u32;
         let mut use_post = false;
         let mut server_retry: Option<Duration> = None;
+        let mut jitter = Jitter::seeded();
         loop {
             attempt += 1;
-            let reason = match self.connect(&path, last_id.as_deref(), use_post).await {
+            let resp = match self.connect(&path, resume_id.as_deref(), use_post).await {
                 Err(e) if e.code == ErrorCode::Protocol && e.status == Some(405) && !use_post => {
                     // The contract does not name the stream's method: try POST once.
                     use_post = true;
                     continue;
                 }
-                Err(e) if retryable(&e) => e.message,
-                Err(e) => return Err(e),
-                Ok(mut resp) => {
-                    on_update(WatchUpdate::Connected { attempt });
-                    let ct = resp
-                        .headers()
-                        .get(reqwest::header::CONTENT_TYPE)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or("")
-                        .to_owned();
-                    let Some(mut framing) = Framing::for_content_type(&ct) else {
+                Err(e) if retryable(&e) => {
+                    failures += 1;
+                    let since = *failing_since.get_or_insert_with(Instant::now);
+                    let failing_for = since.elapsed();
+                    if failures >= options.min_failures && failing_for >= options.give_up_after {
                         return Err(Error::new(
-                            ErrorCode::Protocol,
+                            ErrorCode::Network,
                             format!(
-                                "The mission stream answered {ct:?}, not text/event-stream or NDJSON."
+                                "The connection to the mission stream was lost: {failures} tries over {} s could not get it back ({}).",
+                                failing_for.as_secs(),
+                                e.message
                             ),
                         ));
-                    };
-                    let mut batch = Vec::new();
-                    let mut delivered = false;
-                    let reason = loop {
-                        match resp.chunk().await {
-                            Ok(Some(chunk)) => {
-                                framing.feed(&chunk, &mut batch);
-                                server_retry = framing.retry().or(server_retry);
-                                for event in batch.drain(..) {
-                                    if let Some(id) = &event.id {
-                                        if !seen.insert(id.clone()) {
-                                            continue;
-                                        }
-                                        last_id = Some(id.clone());
-                                    }
-                                    delivered = true;
-                                    let terminal = event.is_terminal().then(|| event.clone());
-                                    on_update(WatchUpdate::Event { event });
-                                    if let Some(terminal) = terminal {
-                                        return Ok(WatchEnd {
-                                            last_event_id: last_id,
-                                            terminal,
-                                        });
-                                    }
-                                }
-                            }
-                            Ok(None) => {
-                                break "the stream ended before the case was waiting or complete"
-                                    .to_owned();
-                            }
-                            Err(e) => break network_error(e).message,
-                        }
-                    };
-                    if delivered {
-                        failures = 0;
+                    }
+                    let pause = backoff(&options, failures, server_retry, &mut jitter);
+                    reconnect_after(&mut on_update, attempt, pause, e.message).await;
+                    continue;
+                }
+                Err(e) => return Err(e),
+                Ok(resp) => resp,
+            };
+            match resp.status().as_u16() {
+                204 => {
+                    return Ok(WatchEnd {
+                        reason: WatchEndReason::ServerDone,
+                        last_event_id: resume_id,
+                    });
+                }
+                429 => {
+                    // Being told to wait is not a failure to connect.
+                    let wait = retry_after(&resp);
+                    if wait > options.max_server_retry {
+                        let mut e = self.api.key.scrub(error_from(resp, "Mission stream").await);
+                        e.message = format!(
+                            "{} It asked to wait {} s before reconnecting, longer than Casebook waits.",
+                            e.message,
+                            wait.as_secs()
+                        );
+                        return Err(e);
+                    }
+                    drop(resp);
+                    let reason = "the service is rate limiting requests".to_owned();
+                    reconnect_after(&mut on_update, attempt, wait, reason).await;
+                    continue;
+                }
+                _ => {}
+            }
+            failures = 0;
+            failing_since = None;
+            on_update(WatchUpdate::Connected { attempt });
+            let ct = resp
+                .headers()
+                .get(reqwest::header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or("")
+                .to_owned();
+            let Some(mut framing) = Framing::for_content_type(&ct) else {
+                return Err(Error::new(
+                    ErrorCode::Protocol,
+                    format!("The mission stream answered {ct:?}, not text/event-stream or NDJSON."),
+                ));
+            };
+            dedup.reconnected();
+            let mut news = false;
+            let mut batch = Vec::new();
+            let mut resp = resp;
+            let ended = loop {
+                let chunk = match tokio::time::timeout(options.idle_timeout, resp.chunk()).await {
+                    Err(_) => {
+                        break Ended::Dropped(format!(
+                            "nothing arrived for {} s",
+                            options.idle_timeout.as_secs_f64()
+                        ));
+                    }
+                    Ok(Err(e)) => break Ended::Dropped(network_error(e).message),
+                    Ok(Ok(None)) => break Ended::Clean,
+                    Ok(Ok(Some(chunk))) => chunk,
+                };
+                framing.feed(&chunk, &mut batch)?;
+                server_retry = framing.retry().or(server_retry);
+                for Framed { event, resume } in batch.drain(..) {
+                    if let Some(id) = resume {
+                        resume_id = Some(id).filter(|id| !id.is_empty());
+                    }
+                    if !dedup.is_new(&event) {
+                        continue;
+                    }
+                    news = true;
+                    let terminal = event.is_terminal().then(|| event.clone());
+                    on_update(WatchUpdate::Event { event });
+                    if let Some(terminal) = terminal {
+                        return Ok(WatchEnd {
+                            reason: WatchEndReason::Terminal(terminal),
+                            last_event_id: resume_id,
+                        });
+                    }
+                }
+                if let Some(id) = framing.committed_id() {
+                    resume_id = Some(id.to_owned()).filter(|id| !id.is_empty());
+                }
+            };
+            let reason = match ended {
+                Ended::Clean => {
+                    quiet_clean_ends = if news { 1 } else { quiet_clean_ends + 1 };
+                    if quiet_clean_ends >= 2 {
+                        return Ok(WatchEnd {
+                            reason: WatchEndReason::Drained,
+                            last_event_id: resume_id,
+                        });
+                    }
+                    "the stream ended before the case was waiting or complete".to_owned()
+                }
+                Ended::Dropped(reason) => {
+                    if news {
+                        quiet_clean_ends = 0;
                     }
                     reason
                 }
             };
-            failures += 1;
-            if failures > options.max_failures {
-                return Err(Error::new(
-                    ErrorCode::Network,
-                    format!(
-                        "Lost the mission stream and could not get it back after {} tries ({reason}).",
-                        failures - 1
-                    ),
-                ));
-            }
-            let backoff = server_retry.unwrap_or_else(|| {
-                let exp = options
-                    .initial_backoff
-                    .saturating_mul(1 << (failures - 1).min(16));
-                exp.min(options.max_backoff)
-            });
-            on_update(WatchUpdate::Reconnecting {
-                attempt,
-                after_ms: backoff.as_millis() as u64,
-                reason,
-            });
-            tokio::time::sleep(backoff).await;
+            let pause = backoff(&options, 0, server_retry, &mut jitter);
+            reconnect_after(&mut on_update, attempt, pause, reason).await;
         }
     }
 
+    /// Opens the stream. Answers the caller decides on (2xx, including 204, and 429) come
+    /// back as responses; everything else as errors.
     async fn connect(
         &self,
         path: &str,
@@ -276,7 +592,7 @@ impl InvestigationClient {
                 .body("{}");
         }
         let resp = req.send().await.map_err(network_error)?;
-        if resp.status().is_success() {
+        if resp.status().is_success() || resp.status().as_u16() == 429 {
             return Ok(resp);
         }
         if resp.status().as_u16() == 405 {
@@ -290,12 +606,26 @@ impl InvestigationClient {
     }
 }
 
-/// Drops and server trouble are worth a reconnect; a refused key or unknown
-/// session is not.
+async fn reconnect_after(
+    on_update: &mut (impl FnMut(WatchUpdate) + Send),
+    attempt: u32,
+    pause: Duration,
+    reason: String,
+) {
+    on_update(WatchUpdate::Reconnecting {
+        attempt,
+        after_ms: pause.as_millis() as u64,
+        reason,
+    });
+    tokio::time::sleep(pause).await;
+}
+
+/// Failing to connect and server trouble are worth another try; a refused key or an
+/// unknown session is not.
 fn retryable(e: &Error) -> bool {
     matches!(
         e.code,
-        ErrorCode::Network | ErrorCode::Timeout | ErrorCode::Server | ErrorCode::RateLimited
+        ErrorCode::Network | ErrorCode::Timeout | ErrorCode::Server
     )
 }
 
@@ -303,20 +633,168 @@ fn retryable(e: &Error) -> bool {
 mod tests {
     use super::*;
 
+    fn events(f: &mut Framing, chunk: &[u8]) -> Vec<MissionEvent> {
+        let mut out = Vec::new();
+        f.feed(chunk, &mut out).unwrap();
+        out.into_iter().map(|f| f.event).collect()
+    }
+
     #[test]
     fn ndjson_lines_become_events() {
         let mut f = Framing::for_content_type("application/x-ndjson; charset=utf-8").unwrap();
-        let mut out = Vec::new();
-        f.feed(
+        let mut out = events(
+            &mut f,
             b"{\"id\":1,\"event\":\"plan\",\"data\":{\"steps\":[\"a\"]}}\n{\"type\":\"session.wai",
-            &mut out,
         );
-        f.feed(b"ting\",\"id\":\"2\"}\n\n", &mut out);
+        out.extend(events(&mut f, b"ting\",\"id\":\"2\"}\n\n"));
         assert_eq!(out.len(), 2);
         assert_eq!(out[0].id.as_deref(), Some("1"));
         assert_eq!(out[0].data["steps"][0], "a");
         assert_eq!(out[1].event, "session.waiting");
         assert!(out[1].is_terminal());
         assert!(Framing::for_content_type("text/html").is_none());
+    }
+
+    #[test]
+    fn ndjson_framing_looks_at_each_byte_once() {
+        let mut f = Framing::for_content_type("application/x-ndjson").unwrap();
+        // A line arriving a byte at a time: were the buffer rescanned from the start for each
+        // chunk this would take ~n²/2 steps; `scanned` keeps it at n.
+        let line = format!("{{\"event\":\"a\",\"data\":\"{}\"}}\n", "x".repeat(200_000));
+        let started = Instant::now();
+        let mut out = Vec::new();
+        for b in line.as_bytes() {
+            out.extend(events(&mut f, std::slice::from_ref(b)));
+            if let Framing::Ndjson { buf, scanned } = &f {
+                assert_eq!(*scanned, buf.len());
+            }
+        }
+        assert_eq!(out.len(), 1);
+        assert!(started.elapsed() < Duration::from_secs(5));
+        // Several lines and a partial one in one chunk.
+        let out = events(&mut f, b"{\"event\":\"b\"}\n{\"event\":\"c\"}\n{\"ev");
+        assert_eq!(
+            out.iter().map(|e| e.event.as_str()).collect::<Vec<_>>(),
+            ["b", "c"]
+        );
+        assert_eq!(events(&mut f, b"ent\":\"d\"}\n")[0].event, "d");
+    }
+
+    #[test]
+    fn an_ndjson_line_past_the_limit_is_a_protocol_error() {
+        let mut f = Framing::for_content_type("application/x-ndjson").unwrap();
+        let chunk = vec![b'x'; 1 << 20];
+        let mut out = Vec::new();
+        let err = (0..5)
+            .find_map(|_| f.feed(&chunk, &mut out).err())
+            .expect("refused");
+        assert_eq!(err.code, ErrorCode::Protocol);
+    }
+
+    #[test]
+    fn sse_events_keep_only_their_own_ids() {
+        let mut f = Framing::for_content_type("text/event-stream").unwrap();
+        let mut out = Vec::new();
+        f.feed(b"id: 1\ndata: a\n\ndata: b\n\nid\ndata: c\n\n", &mut out)
+            .unwrap();
+        let got: Vec<_> = out
+            .iter()
+            .map(|f| (f.event.id.as_deref(), f.resume.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [(Some("1"), Some("1")), (None, Some("1")), (None, Some(""))],
+            "an empty id clears the resume point and is no id"
+        );
+    }
+
+    fn ev(name: &str, id: Option<&str>) -> MissionEvent {
+        MissionEvent::new(id.map(str::to_owned), name.into(), "{}")
+    }
+
+    fn new_ones(d: &mut Dedup, events: &[MissionEvent]) -> Vec<String> {
+        events
+            .iter()
+            .filter(|e| d.is_new(e))
+            .map(|e| e.event.clone())
+            .collect()
+    }
+
+    #[test]
+    fn dedup_skips_a_replayed_prefix_and_nothing_else() {
+        let mut d = Dedup::new(None, &[]);
+        let first = [ev("a", None), ev("b", None), ev("b", None)];
+        assert_eq!(new_ones(&mut d, &first), ["a", "b", "b"]);
+        d.reconnected();
+        let again = [
+            ev("a", None),
+            ev("b", None),
+            ev("b", None),
+            ev("b", None),
+            ev("a", None),
+        ];
+        assert_eq!(new_ones(&mut d, &again), ["b", "a"]);
+        // A reconnect whose first event differs delivers it, and everything after.
+        d.reconnected();
+        assert_eq!(
+            new_ones(&mut d, &[ev("z", None), ev("a", None)]),
+            ["z", "a"]
+        );
+    }
+
+    #[test]
+    fn dedup_by_id_and_after_an_old_id() {
+        let mut d = Dedup::new(Some("0".into()), &[ev("x", None)]);
+        d.reconnected();
+        let got = new_ones(
+            &mut d,
+            &[
+                ev("x", None),
+                ev("a", Some("1")),
+                ev("b", None),
+                ev("c", Some("2")),
+                ev("d", None),
+            ],
+        );
+        assert_eq!(got, ["a", "b", "c", "d"]);
+        // The server starts over, ignoring Last-Event-ID.
+        d.reconnected();
+        let got = new_ones(
+            &mut d,
+            &[
+                ev("a", Some("1")),
+                ev("b", None),
+                ev("c", Some("2")),
+                ev("d", None),
+                ev("e", None),
+            ],
+        );
+        assert_eq!(got, ["e"]);
+    }
+
+    #[test]
+    fn backoff_has_equal_jitter_grows_and_honours_the_server_up_to_the_cap() {
+        let o = WatchOptions {
+            initial_backoff: Duration::from_millis(100),
+            max_backoff: Duration::from_millis(1000),
+            max_server_retry: Duration::from_millis(3000),
+            ..WatchOptions::default()
+        };
+        let mut j = Jitter::seeded();
+        let mut distinct = HashSet::new();
+        for _ in 0..200 {
+            let d = backoff(&o, 0, None, &mut j);
+            assert!((50..=100).contains(&d.as_millis()), "{d:?}");
+            distinct.insert(d);
+            let d = backoff(&o, 3, None, &mut j);
+            assert!((400..=800).contains(&d.as_millis()), "{d:?}");
+            let d = backoff(&o, 30, None, &mut j);
+            assert!((500..=1000).contains(&d.as_millis()), "{d:?}");
+        }
+        assert!(distinct.len() > 20, "jittered");
+        let server = Some(Duration::from_millis(2000));
+        assert_eq!(backoff(&o, 0, server, &mut j), Duration::from_millis(2000));
+        let huge = Some(Duration::from_secs(3600));
+        assert_eq!(backoff(&o, 0, huge, &mut j), Duration::from_millis(3000));
     }
 }

@@ -253,7 +253,8 @@ async fn stopping_the_sandbox_ends_open_streams() {
         c.watch(
             &id,
             WatchOptions {
-                max_failures: 0,
+                min_failures: 1,
+                give_up_after: Duration::ZERO,
                 ..fast()
             },
             |_| {},
