@@ -6,24 +6,29 @@
 use crate::error::{Error, ErrorCode, Result};
 use serde::Serialize;
 use std::io::{Cursor, Read};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use ts_rs::TS;
 
-/// The services' request-body limit.
-pub const MAX_REQUEST_BYTES: u64 = 12 * 1024 * 1024;
+/// The services' request-body limit: the seed's "12 MB", read as decimal megabytes, the
+/// smaller reading, so a request that fits here fits either way.
+pub const MAX_REQUEST_BYTES: u64 = 12_000_000;
 
 /// Bytes of JSON around the base64 of a document in a cite request
 /// (`{"fileBase64":"…","mode":"every_other","minCitations":…}`), generously rounded.
 const REQUEST_OVERHEAD_BYTES: u64 = 256;
 
-/// The largest document whose cite request still fits in [`MAX_REQUEST_BYTES`].
+/// The largest document whose cite request still fits in [`MAX_REQUEST_BYTES`]: 8,999,808
+/// bytes, shown to people as 8.99 MB.
 pub const MAX_DOCUMENT_BYTES: u64 = (MAX_REQUEST_BYTES - REQUEST_OVERHEAD_BYTES) / 4 * 3;
 
-// The limit leaves room for base64 and the JSON around it, and still fits the
-// "about 9 MB of document" people are told about.
+// The largest document's request fits, with its base64 padding and the JSON around it...
 const _: () =
     assert!(MAX_DOCUMENT_BYTES.div_ceil(3) * 4 + REQUEST_OVERHEAD_BYTES <= MAX_REQUEST_BYTES);
-const _: () = assert!(MAX_DOCUMENT_BYTES > 9_000_000);
+// ...one more byte would not, so no room is wasted...
+const _: () =
+    assert!((MAX_DOCUMENT_BYTES + 1).div_ceil(3) * 4 + REQUEST_OVERHEAD_BYTES > MAX_REQUEST_BYTES);
+// ...and the limit people are told ("8.99 MB", rounded down) is one every such file meets.
+const _: () = assert!(MAX_DOCUMENT_BYTES >= 8_990_000 && MAX_DOCUMENT_BYTES < 9_000_000);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "lowercase")]
@@ -278,55 +283,155 @@ pub struct DocumentInfo {
     pub problem: Option<Error>,
 }
 
-/// Reads and checks a file. Never fails: a problem with the file is part of the answer.
+/// A document read from disk once and checked: these exact bytes are what gets sent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Document {
+    pub path: PathBuf,
+    pub bytes: Vec<u8>,
+    pub kind: DocKind,
+}
+
+/// Reads the file at `path` once, through a reader that stops past [`MAX_DOCUMENT_BYTES`],
+/// and checks it is a .docx or .pptx that can be cited. Only regular files (or links to them)
+/// are read: a folder, a device such as `/dev/zero`, a FIFO or a socket is refused before a
+/// byte is read, since reading one may never end.
+pub fn open(path: &Path) -> Result<Document> {
+    open_sized(path, &mut 0)
+}
+
+/// [`open`], also reporting the file's size as soon as it is known, for a refusal that
+/// names it.
+fn open_sized(path: &Path, size: &mut u64) -> Result<Document> {
+    let cannot_read = |e: &std::io::Error| Error::io("Cannot read the file", e);
+    // `metadata` never opens the file, so a FIFO cannot block here.
+    let meta = std::fs::metadata(path).map_err(|e| cannot_read(&e))?;
+    check_regular(&meta)?;
+    *size = meta.len();
+    if *size > MAX_DOCUMENT_BYTES {
+        return Err(too_large(*size));
+    }
+    let file = open_nonblocking(path).map_err(|e| cannot_read(&e))?;
+    // The path may have been swapped for something else since `metadata`; the open file
+    // is what will be read.
+    let meta = file.metadata().map_err(|e| cannot_read(&e))?;
+    check_regular(&meta)?;
+    *size = meta.len();
+    let mut bytes = Vec::with_capacity(meta.len().min(MAX_DOCUMENT_BYTES) as usize + 1);
+    file.take(MAX_DOCUMENT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| cannot_read(&e))?;
+    if bytes.len() as u64 > MAX_DOCUMENT_BYTES {
+        // The file grew while being read.
+        *size = (*size).max(bytes.len() as u64);
+        return Err(too_large(*size));
+    }
+    *size = bytes.len() as u64;
+    let kind = sniff(&bytes)?;
+    Ok(Document {
+        path: path.to_owned(),
+        bytes,
+        kind,
+    })
+}
+
+fn check_regular(meta: &std::fs::Metadata) -> Result<()> {
+    let ft = meta.file_type();
+    if ft.is_dir() {
+        return Err(Error::new(
+            ErrorCode::NotADocument,
+            "This is a folder. Drop the documents inside it instead.",
+        ));
+    }
+    if !ft.is_file() {
+        return Err(Error::new(
+            ErrorCode::NotADocument,
+            format!(
+                "This is {}, not a document file. Casebook cites .docx and .pptx files.",
+                special_file_kind(&ft)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn special_file_kind(ft: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if ft.is_fifo() {
+        "a pipe (FIFO)"
+    } else if ft.is_socket() {
+        "a socket"
+    } else if ft.is_char_device() || ft.is_block_device() {
+        "a device"
+    } else {
+        "a special file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_file_kind(_: &std::fs::FileType) -> &'static str {
+    "a special file"
+}
+
+/// Opens without blocking: were the path swapped for a FIFO after it was checked, a plain
+/// open would wait for a writer forever. For a regular file the flag changes nothing.
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    const O_NONBLOCK: i32 = 0o4000;
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    const O_NONBLOCK: i32 = 0x0004;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(path)
+}
+
+/// Reads and checks a file with [`open`]. Never fails: a problem with the file is part of
+/// the answer.
 pub fn inspect(path: &Path) -> DocumentInfo {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
-    let mut info = DocumentInfo {
+    let mut size = 0;
+    let (kind, problem) = match open_sized(path, &mut size) {
+        Ok(doc) => (Some(doc.kind), None),
+        Err(e) => (None, Some(e)),
+    };
+    DocumentInfo {
         path: path.display().to_string(),
         name,
-        size: 0,
-        kind: None,
-        problem: None,
+        size,
+        kind,
+        problem,
+    }
+}
+
+/// `bytes` as megabytes with two decimals, rounded up or down, so a limit is never shown
+/// larger, nor a size smaller, than it is.
+fn megabytes(bytes: u64, round_up: bool) -> String {
+    let hundredths = if round_up {
+        bytes.div_ceil(10_000)
+    } else {
+        bytes / 10_000
     };
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) => {
-            info.problem = Some(Error::io("Cannot read the file", &e));
-            return info;
-        }
-    };
-    if meta.is_dir() {
-        info.problem = Some(Error::new(
-            ErrorCode::NotADocument,
-            "This is a folder. Drop the documents inside it instead.",
-        ));
-        return info;
-    }
-    info.size = meta.len();
-    if info.size > MAX_DOCUMENT_BYTES {
-        info.problem = Some(too_large(info.size));
-        return info;
-    }
-    match std::fs::read(path) {
-        Ok(bytes) => match sniff(&bytes) {
-            Ok(kind) => info.kind = Some(kind),
-            Err(e) => info.problem = Some(e),
-        },
-        Err(e) => info.problem = Some(Error::io("Cannot read the file", &e)),
-    }
-    info
+    format!("{}.{:02}", hundredths / 100, hundredths % 100)
 }
 
 pub fn too_large(size: u64) -> Error {
     Error::new(
         ErrorCode::TooLarge,
         format!(
-            "This file is {:.1} MB; the citation service accepts documents up to {:.1} MB (a 12 MB request).",
-            size as f64 / 1_048_576.0,
-            MAX_DOCUMENT_BYTES as f64 / 1_048_576.0
+            "This file is {} MB; the citation service accepts documents up to {} MB (a 12 MB request).",
+            megabytes(size, true),
+            megabytes(MAX_DOCUMENT_BYTES, false)
         ),
     )
 }
@@ -467,5 +572,125 @@ mod tests {
         let mut enc = OLE_MAGIC.to_vec();
         enc.extend("EncryptionInfo".encode_utf16().flat_map(u16::to_le_bytes));
         assert_eq!(sniff(&enc).unwrap_err().code, ErrorCode::EncryptedDocument);
+    }
+
+    /// Runs `f` on another thread and fails the test if it takes more than five seconds:
+    /// reading a device or a FIFO would never end.
+    fn within_5s<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || tx.send(f()).unwrap());
+        rx.recv_timeout(std::time::Duration::from_secs(5))
+            .expect("returned without reading forever")
+    }
+
+    fn docx() -> Vec<u8> {
+        package(&[
+            (
+                "[Content_Types].xml",
+                &types(
+                    "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+                ),
+            ),
+            ("word/document.xml", "<w:document/>"),
+        ])
+    }
+
+    #[test]
+    fn open_reads_a_document_once_and_checks_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("essay.bin");
+        std::fs::write(&path, docx()).unwrap();
+        let doc = open(&path).unwrap();
+        assert_eq!(
+            (doc.kind, doc.bytes, doc.path),
+            (DocKind::Docx, docx(), path.clone())
+        );
+        let info = inspect(&path);
+        assert_eq!(
+            (info.kind, info.size),
+            (Some(DocKind::Docx), docx().len() as u64)
+        );
+        std::fs::write(&path, b"just text").unwrap();
+        assert_eq!(open(&path).unwrap_err().code, ErrorCode::NotADocument);
+        assert_eq!(
+            open(&dir.path().join("missing")).unwrap_err().code,
+            ErrorCode::Io
+        );
+    }
+
+    #[test]
+    fn a_folder_has_its_own_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = open(dir.path()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::NotADocument);
+        assert!(err.message.contains("folder"), "{}", err.message);
+        assert!(
+            inspect(dir.path())
+                .problem
+                .unwrap()
+                .message
+                .contains("folder")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn devices_fifos_and_sockets_are_refused_before_a_byte_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        let socket = dir.path().join("socket");
+        let _listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let mut paths = vec![(socket, "socket")];
+        if made.is_ok_and(|s| s.success()) {
+            paths.push((fifo, "pipe"));
+        }
+        if Path::new("/dev/zero").exists() {
+            paths.push(("/dev/zero".into(), "device"));
+        }
+        for (path, word) in paths {
+            let shown = path.display().to_string();
+            let (err, info) = within_5s(move || (open(&path).unwrap_err(), inspect(&path)));
+            assert_eq!(
+                err.code,
+                ErrorCode::NotADocument,
+                "{shown}: {}",
+                err.message
+            );
+            assert!(err.message.contains(word), "{shown}: {}", err.message);
+            assert_eq!(info.problem, Some(err), "{shown}");
+        }
+    }
+
+    #[test]
+    fn a_file_over_the_limit_is_too_large_without_being_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("big.docx");
+        let f = std::fs::File::create(&path).unwrap();
+        // Sparse: no time or disk is spent on the bytes.
+        f.set_len(MAX_DOCUMENT_BYTES + 1).unwrap();
+        let err = open(&path).unwrap_err();
+        assert_eq!(err.code, ErrorCode::TooLarge);
+        assert_eq!(
+            err.message,
+            "This file is 9.00 MB; the citation service accepts documents up to 8.99 MB (a 12 MB request)."
+        );
+        assert_eq!(inspect(&path).size, MAX_DOCUMENT_BYTES + 1);
+        f.set_len(MAX_DOCUMENT_BYTES).unwrap();
+        assert_eq!(
+            open(&path).unwrap_err().code,
+            ErrorCode::NotADocument,
+            "exactly the limit is read and sniffed"
+        );
+    }
+
+    #[test]
+    fn the_limits_read_12_mb_as_twelve_million_bytes() {
+        assert_eq!(MAX_REQUEST_BYTES, 12_000_000);
+        assert_eq!(MAX_DOCUMENT_BYTES, 8_999_808);
+        assert_eq!(megabytes(MAX_DOCUMENT_BYTES, false), "8.99");
+        assert_eq!(megabytes(MAX_DOCUMENT_BYTES, true), "9.00");
+        assert_eq!(megabytes(1, true), "0.01");
+        assert_eq!(megabytes(12_000_000, false), "12.00");
     }
 }
