@@ -3,7 +3,31 @@
 
 use crate::connection::{Connection, network_error};
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{Progress, RetryPolicy, error_from, with_retries};
+use crate::http::{
+    DOCUMENT_REQUEST_TIMEOUT, MAX_DOCUMENT_ANSWER_BYTES, MAX_JSON_ANSWER_BYTES, Progress,
+    REQUEST_TIMEOUT, RetryPolicy, error_from, read_limited, with_retries,
+};
+use std::time::Duration;
+
+/// How much of an answer is read, and how long the whole request may take.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub max_answer_bytes: u64,
+    pub timeout: Duration,
+}
+
+impl Limits {
+    /// Cite and parse: a document up and a document (or its text) back.
+    pub const DOCUMENT: Limits = Limits {
+        max_answer_bytes: MAX_DOCUMENT_ANSWER_BYTES,
+        timeout: DOCUMENT_REQUEST_TIMEOUT,
+    };
+    /// Starting a mission, cancelling: small JSON both ways.
+    pub const JSON: Limits = Limits {
+        max_answer_bytes: MAX_JSON_ANSWER_BYTES,
+        timeout: REQUEST_TIMEOUT,
+    };
+}
 use crate::keys::ApiKey;
 
 #[derive(Clone)]
@@ -31,14 +55,27 @@ impl ApiClient {
         }
     }
 
-    /// POSTs a JSON body to `path` and returns the successful answer's bytes.
-    /// `what` names the call in error messages.
+    /// POSTs a JSON body carrying a document to `path` and returns the successful answer's
+    /// bytes, within [`Limits::DOCUMENT`]. `what` names the call in error messages.
     pub async fn post(
         &self,
         path: &str,
         what: &str,
         body: Vec<u8>,
         progress: &(dyn Fn(Progress) + Send + Sync),
+    ) -> Result<bytes::Bytes> {
+        self.post_within(path, what, body, progress, Limits::DOCUMENT)
+            .await
+    }
+
+    /// [`Self::post`] within other limits.
+    pub async fn post_within(
+        &self,
+        path: &str,
+        what: &str,
+        body: Vec<u8>,
+        progress: &(dyn Fn(Progress) + Send + Sync),
+        limits: Limits,
     ) -> Result<bytes::Bytes> {
         let body = bytes::Bytes::from(body);
         let resp = with_retries(self.retry, what, progress, || {
@@ -50,6 +87,7 @@ impl ApiClient {
                 .authed(reqwest::Method::POST, path, &self.key)
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .header(reqwest::header::ACCEPT, "application/json")
+                .timeout(limits.timeout)
                 .body(body.clone());
             async move { req.send().await.map_err(network_error) }
         })
@@ -68,7 +106,7 @@ impl ApiClient {
             return Err(self.key.scrub(error_from(resp, what).await));
         }
         progress(Progress::Receiving);
-        resp.bytes().await.map_err(network_error)
+        read_limited(resp, limits.max_answer_bytes, what).await
     }
 
     /// [`Self::post`] of a JSON value, answered with JSON.
@@ -79,7 +117,9 @@ impl ApiClient {
         body: serde_json::Value,
     ) -> Result<serde_json::Value> {
         let body = serde_json::to_vec(&body).map_err(|e| Error::invalid_input(e.to_string()))?;
-        let bytes = self.post(path, what, body, &|_| {}).await?;
+        let bytes = self
+            .post_within(path, what, body, &|_| {}, Limits::JSON)
+            .await?;
         serde_json::from_slice(&bytes).map_err(|e| {
             Error::new(
                 ErrorCode::Protocol,

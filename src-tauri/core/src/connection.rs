@@ -1,6 +1,7 @@
 //! Where Casebook talks to and how: one pooled HTTP client per base URL.
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::http::{MAX_JSON_ANSWER_BYTES, read_prefix};
 use crate::keys::ApiKey;
 use serde::Deserialize;
 use std::time::Duration;
@@ -13,12 +14,33 @@ pub struct Connection {
     http: reqwest::Client,
 }
 
-/// What `GET /citations/health` says.
-#[derive(Debug, Clone, Deserialize)]
+/// What `GET /citations/health` says. The seeds show no payload, so any 2xx is healthy;
+/// a JSON object is read for `status` and kept, any other body is accepted unread.
+#[derive(Debug, Clone, Default, Deserialize)]
 pub struct Health {
     pub status: Option<String>,
+    /// The object's other fields, as the service sent them.
     #[serde(flatten)]
     pub other: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Health {
+    fn from_body(body: &[u8]) -> Self {
+        match serde_json::from_slice::<serde_json::Value>(body) {
+            Ok(serde_json::Value::Object(mut other)) => {
+                let status = match other.remove("status") {
+                    Some(serde_json::Value::String(s)) => Some(s),
+                    Some(v) => {
+                        other.insert("status".into(), v);
+                        None
+                    }
+                    None => None,
+                };
+                Self { status, other }
+            }
+            _ => Self::default(),
+        }
+    }
 }
 
 impl Connection {
@@ -87,11 +109,11 @@ impl Connection {
             )
             .with_status(status.as_u16()));
         }
-        resp.json::<Health>().await.map_err(|e| {
-            Error::new(
-                ErrorCode::Protocol,
-                format!("The health check did not answer JSON: {e}"),
-            )
+        let (body, cut) = read_prefix(resp, MAX_JSON_ANSWER_BYTES).await;
+        Ok(if cut {
+            Health::default()
+        } else {
+            Health::from_body(&body)
         })
     }
 }

@@ -9,6 +9,73 @@ use std::time::{Duration, SystemTime};
 /// How long to wait when a 429 has no readable `Retry-After`.
 const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(5);
 
+/// The largest cite or parse answer read: base64 of a document as large as a 12 MB request
+/// body (16,000,000 bytes), plus room for the JSON around it. The seeds set no answer size;
+/// a rewritten document is about the size of the one sent, and a parse answer is its text.
+pub const MAX_DOCUMENT_ANSWER_BYTES: u64 =
+    crate::documents::MAX_REQUEST_BYTES.div_ceil(3) * 4 + 100_000;
+
+/// The largest answer of the small JSON calls (start a mission, cancel, health).
+pub const MAX_JSON_ANSWER_BYTES: u64 = 1_000_000;
+
+/// The most of an error body read for its message; the status alone decides the code.
+pub const MAX_ERROR_BODY_BYTES: u64 = 64 * 1024;
+
+/// The total time for a cite or parse, which uploads up to 12 MB and waits for the work.
+pub const DOCUMENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// The total time for any other request except the mission stream, which has none.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Reads a whole answer body, refusing one over `limit` bytes with a `protocol` error as
+/// soon as its declared length or the bytes received pass it, without reading the rest.
+pub(crate) async fn read_limited(
+    mut resp: reqwest::Response,
+    limit: u64,
+    what: &str,
+) -> Result<bytes::Bytes> {
+    let too_large = || {
+        Error::new(
+            ErrorCode::Protocol,
+            format!(
+                "{what}: the answer is larger than {} MB, more than Casebook reads.",
+                limit as f64 / 1_000_000.0
+            ),
+        )
+    };
+    let declared = resp.content_length();
+    if declared.is_some_and(|n| n > limit) {
+        return Err(too_large());
+    }
+    let mut body = bytes::BytesMut::with_capacity(declared.unwrap_or(0) as usize);
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(crate::connection::network_error)?
+    {
+        if (body.len() + chunk.len()) as u64 > limit {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body.freeze())
+}
+
+/// Up to `limit` bytes of a body, and whether there was more. A read error ends the body:
+/// what arrived is still worth showing.
+pub(crate) async fn read_prefix(mut resp: reqwest::Response, limit: u64) -> (Vec<u8>, bool) {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = resp.chunk().await {
+        let room = limit as usize - body.len();
+        if chunk.len() > room {
+            body.extend_from_slice(&chunk[..room]);
+            return (body, true);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    (body, false)
+}
+
 /// How a request reacts to 429.
 #[derive(Debug, Clone, Copy)]
 pub struct RetryPolicy {
@@ -60,8 +127,9 @@ pub(crate) fn retry_after(resp: &reqwest::Response) -> Duration {
 pub(crate) async fn error_from(resp: reqwest::Response, what: &str) -> Error {
     let status = resp.status();
     let wait = (status.as_u16() == 429).then(|| retry_after(&resp));
-    let body = resp.bytes().await.unwrap_or_default();
-    let said = server_message(&body);
+    let (body, cut) = read_prefix(resp, MAX_ERROR_BODY_BYTES).await;
+    // Part of a JSON body would be shown as raw text; better to say nothing of it.
+    let said = if cut { None } else { server_message(&body) };
     let (code, default) = match status.as_u16() {
         401 | 403 => (
             ErrorCode::Unauthorized,
@@ -185,6 +253,13 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_document_answer_fits_base64_of_a_12_mb_document_and_no_more() {
+        assert_eq!(MAX_DOCUMENT_ANSWER_BYTES, 16_100_000);
+        let largest = crate::documents::MAX_DOCUMENT_BYTES;
+        assert!(largest.div_ceil(3) * 4 + 1000 < MAX_DOCUMENT_ANSWER_BYTES);
+    }
 
     #[test]
     fn retry_after_reads_seconds_and_http_dates() {
