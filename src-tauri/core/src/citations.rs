@@ -211,7 +211,7 @@ impl Parsed {
         let obj = v
             .as_object()
             .ok_or_else(|| protocol("is not a JSON object"))?;
-        known_fields(obj).map_err(|m| protocol(m))
+        known_fields(obj).map_err(protocol)
     }
 }
 

@@ -108,10 +108,10 @@ fn docx_paragraphs_match_python_docx() {
         assert_eq!(got.len(), want.len() + beyond, "{name}: {got:#?}");
         // Styles come through for what both read.
         for (text, style) in texts(want_all) {
-            if let Some(p) = doc.paragraphs.iter().find(|p| norm(&p.text) == text) {
-                if style.as_deref() != Some("Normal") {
-                    assert_eq!(p.style, style, "{name}: style of {text:?}");
-                }
+            if let Some(p) = doc.paragraphs.iter().find(|p| norm(&p.text) == text)
+                && style.as_deref() != Some("Normal")
+            {
+                assert_eq!(p.style, style, "{name}: style of {text:?}");
             }
         }
         for (i, p) in doc.paragraphs.iter().enumerate() {
