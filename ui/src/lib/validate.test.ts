@@ -18,7 +18,20 @@ describe("validateBounds", () => {
     expect(validateBounds("1", "2")).toEqual({ min: null, max: null });
     expect(validateBounds("3", "1").min).toMatch(/maximum/);
     expect(validateBounds("x", "2").min).toMatch(/whole number/);
-    expect(validateBounds("1", "9").max).toMatch(/0 to 5/);
     expect(validateBounds("-1", "2").min).not.toBeNull();
+    expect(validateBounds("1", "2.5").max).toMatch(/whole number/);
+  });
+
+  it("sets no upper bound of its own: the service's contract shows none", () => {
+    expect(validateBounds("1", "9")).toEqual({ min: null, max: null });
+    expect(validateBounds("6", "6")).toEqual({ min: null, max: null });
+    expect(validateBounds("0", "1000")).toEqual({ min: null, max: null });
+    expect(validateBounds("12", "7").min).toMatch(/maximum/);
+  });
+
+  it("refuses only numbers too large to send", () => {
+    expect(validateBounds("0", "4294967295")).toEqual({ min: null, max: null });
+    expect(validateBounds("0", "4294967296").max).toMatch(/4294967295/);
+    expect(validateBounds("99999999999999999999", "1").min).toMatch(/4294967295/);
   });
 });

@@ -17,14 +17,22 @@ export function validateBaseUrl(raw: string): string | null {
   return `Unsupported scheme ${url.protocol.replace(":", "")}: use https.`;
 }
 
-/** Why citation bounds are wrong, per field, or nulls when they are fine. */
-export function validateBounds(min: string, max: string, limit = 5): { min: string | null; max: string | null } {
-  const parse = (s: string) => (/^\d+$/.test(s.trim()) ? Number(s.trim()) : NaN);
-  const lo = parse(min);
-  const hi = parse(max);
-  const out = { min: null as string | null, max: null as string | null };
-  if (Number.isNaN(lo) || lo > limit) out.min = `A whole number from 0 to ${limit}.`;
-  if (Number.isNaN(hi) || hi > limit) out.max = `A whole number from 0 to ${limit}.`;
+/** The largest count Casebook can send (the Rust side holds it in a u32). */
+const MAX_COUNT = 4294967295;
+
+/**
+ * Why citation bounds are wrong, per field, or nulls when they are fine. The service's
+ * contract shows no numeric bounds, so only 0 ≤ min ≤ max is required here.
+ */
+export function validateBounds(min: string, max: string): { min: string | null; max: string | null } {
+  const check = (s: string): [number, string | null] => {
+    if (!/^\d+$/.test(s.trim())) return [NaN, "A whole number, 0 or more."];
+    const n = Number(s.trim());
+    return n > MAX_COUNT ? [n, `At most ${MAX_COUNT}.`] : [n, null];
+  };
+  const [lo, minProblem] = check(min);
+  const [hi, maxProblem] = check(max);
+  const out = { min: minProblem, max: maxProblem };
   if (!out.min && !out.max && lo > hi) out.min = "Must not be more than the maximum.";
   return out;
 }
