@@ -820,4 +820,29 @@ mod tests {
         let (text, _) = raw(read_parse_answer(&cut));
         assert!(text.ends_with('…'));
     }
+
+    #[test]
+    fn damaged_answers_never_panic() {
+        let answer = br#"{"paragraphs":[{"index":4294967296,"text":"A","slide":-1},"B"],"references":[{"text":"R"}],"referencesHeading":"References"}"#;
+        let p = paragraphs(read_parse_answer(answer));
+        assert_eq!((p.paragraphs[0].index, p.paragraphs[0].slide), (0, None));
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for len in 0..answer.len() {
+            let _ = read_parse_answer(&answer[..len]);
+        }
+        for _ in 0..2000 {
+            let mut b = answer.to_vec();
+            for _ in 0..1 + next() % 4 {
+                let at = (next() % b.len() as u64) as usize;
+                b[at] = next() as u8;
+            }
+            let _ = serde_json::to_string(&read_parse_answer(&b)).unwrap();
+        }
+    }
 }
