@@ -515,7 +515,8 @@ impl InvestigationClient {
                     Ok(Ok(None)) => break Ended::Clean,
                     Ok(Ok(Some(chunk))) => chunk,
                 };
-                framing.feed(&chunk, &mut batch)?;
+                // Events completed before an oversized one are still delivered.
+                let fed = framing.feed(&chunk, &mut batch);
                 server_retry = framing.retry().or(server_retry);
                 for Framed { event, resume } in batch.drain(..) {
                     if let Some(id) = resume {
@@ -534,6 +535,7 @@ impl InvestigationClient {
                         });
                     }
                 }
+                fed?;
                 if let Some(id) = framing.committed_id() {
                     resume_id = Some(id.to_owned()).filter(|id| !id.is_empty());
                 }

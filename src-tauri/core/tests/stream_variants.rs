@@ -452,11 +452,14 @@ async fn a_servers_retry_is_honoured_up_to_the_cap() {
 
 #[tokio::test]
 async fn an_endless_line_is_a_protocol_error() {
-    static BIG: std::sync::LazyLock<String> =
-        std::sync::LazyLock::new(|| format!("data: {}", "x".repeat(4_100_000)));
+    static BIG: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!("event: a\ndata: 1\n\ndata: {}", "x".repeat(4_100_000))
+    });
     let (c, _) = serve(vec![Reply::Sse(BIG.as_str())]).await;
-    let err = watch(&c, quick()).await.result.unwrap_err();
+    let w = watch(&c, quick()).await;
+    let err = w.result.unwrap_err();
     assert_eq!(err.code, ErrorCode::Protocol, "{}", err.message);
+    assert_eq!(names(&w.events), ["a:1"], "what came before is delivered");
 
     let (c, _) = serve(vec![Reply::Ndjson(format!(
         "{{\"event\":\"a\",\"data\":\"{}\"}}\n",
