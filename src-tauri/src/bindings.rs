@@ -29,6 +29,8 @@ pub fn typescript() -> String {
         casebook_core::app::Health,
         casebook_core::citations::Paragraph,
         casebook_core::citations::Parsed,
+        casebook_core::citations::PreviewSource,
+        casebook_core::citations::Preview,
         casebook_core::citations::OutputKind,
         casebook_core::summary::Segment,
         casebook_core::summary::ChangedParagraph,

@@ -4,7 +4,7 @@
 use crate::{dialog, opener, windows};
 use casebook_core::Error;
 use casebook_core::app::{AppInfo, Casebook, Health};
-use casebook_core::citations::{CiteOptions, Parsed};
+use casebook_core::citations::{CiteOptions, Preview};
 use casebook_core::documents::DocumentInfo;
 use casebook_core::follower::MissionUpdate;
 use casebook_core::jobs::{CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile};
@@ -61,7 +61,7 @@ pub async fn delete_key(core: Core<'_>, service: Service) -> Result<KeyStatus, E
 }
 
 #[tauri::command]
-pub async fn preview(core: Core<'_>, source: CiteSource) -> Result<Parsed, Error> {
+pub async fn preview(core: Core<'_>, source: CiteSource) -> Result<Preview, Error> {
     core.preview(&source).await
 }
 

@@ -4,4 +4,5 @@
 mod bench;
 mod cite;
 mod missions;
+mod remote;
 mod shell;

@@ -213,7 +213,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
             Casebook::start(
                 Config {
                     data_dir,
-                    backend: BackendChoice::Fixed(backend),
+                    backend: BackendChoice::Fixed(backend.map(Box::new)),
                     sandbox: SandboxOptions::default(),
                     test_hooks: false,
                 },
@@ -276,10 +276,8 @@ async fn dispatch(command: Command, core: &Core) -> Result<(), Error> {
         Command::Parse { file, json } => {
             let client = core.backend()?.citations().await?;
             let source = source(&file)?;
-            let progress = output::progress(format!("Reading {}", label(&file)));
-            let parsed = casebook_core::app::preview_with(&client, &source, &progress).await?;
-            output::done(&progress);
-            output::print_preview(&parsed, json);
+            let preview = casebook_core::app::preview_with(&client, &source).await?;
+            output::print_preview(&preview, json);
             Ok(())
         }
         Command::Cite(args) => cite(core.backend()?, args).await,

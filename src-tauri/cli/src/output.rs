@@ -1,6 +1,6 @@
 //! What the CLI prints: progress on stderr (only on a terminal), results on stdout.
 
-use casebook_core::citations::Parsed;
+use casebook_core::citations::{Preview, PreviewSource};
 use casebook_core::http::Progress;
 use casebook_core::jobs::Cited;
 use casebook_core::store::{MissionRecord, StoredEvent};
@@ -43,7 +43,22 @@ fn json_line(v: &impl serde::Serialize) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }
 
-pub fn print_preview(parsed: &Parsed, json: bool) {
+/// Paragraphs and References when the service's answer has them (or Casebook's
+/// own reading, with a note on stderr), otherwise the answer as it came.
+pub fn print_preview(preview: &Preview, json: bool) {
+    let parsed = match preview {
+        Preview::Raw { text, note } => {
+            eprintln!("{note}");
+            println!("{text}");
+            return;
+        }
+        Preview::Paragraphs { parsed, source } => {
+            if let PreviewSource::Local { note } = source {
+                eprintln!("{note}");
+            }
+            parsed
+        }
+    };
     if json {
         println!(
             "{}",

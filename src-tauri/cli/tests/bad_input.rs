@@ -227,7 +227,7 @@ async fn bad_inputs_fail_cleanly_and_touch_nothing() {
             In::Folder,
             &["--sandbox", "cite"],
             5,
-            "invalid_input",
+            "not_a_document",
         ),
         case(
             "min above max",

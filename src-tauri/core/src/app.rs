@@ -3,7 +3,7 @@
 //! adapters over [`Casebook`]; nothing here knows about windows or terminals.
 
 use crate::backend::{self, Backend, BackendMode, SandboxOptions};
-use crate::citations::{CitationClient, CiteOptions, Input, Parsed};
+use crate::citations::{CitationClient, CiteOptions, Input, Preview};
 use crate::documents::{self, DocumentInfo};
 use crate::error::{Error, Result};
 use crate::follower::{Follower, Observer, Sink};
@@ -56,7 +56,7 @@ pub struct Config {
 
 pub enum BackendChoice {
     FromSettings,
-    Fixed(Option<Backend>),
+    Fixed(Option<Box<Backend>>),
 }
 
 pub struct Casebook {
@@ -94,7 +94,7 @@ impl Casebook {
             .map_err(|e| Error::io(&format!("Cannot create {}", data_dir.display()), &e))?;
         let mut settings = Settings::load(&data_dir);
         let (backend, follows_settings) = match config.backend {
-            BackendChoice::Fixed(b) => (b, false),
+            BackendChoice::Fixed(b) => (b.map(|b| *b), false),
             BackendChoice::FromSettings => {
                 let b = match backend_for(&settings, &data_dir, &config.sandbox).await {
                     Ok(b) => b,
@@ -245,8 +245,8 @@ impl Casebook {
     }
 
     /// What the service will consider, before anything is cited.
-    pub async fn preview(&self, source: &CiteSource) -> Result<Parsed> {
-        preview_with(&self.citations().await?, source, &crate::citations::no_progress).await
+    pub async fn preview(&self, source: &CiteSource) -> Result<Preview> {
+        preview_with(&self.citations().await?, source).await
     }
 
     pub async fn cite(
@@ -389,18 +389,19 @@ impl Casebook {
     }
 }
 
-/// The service's preview of `source`, read once from disk.
-pub async fn preview_with(
-    client: &CitationClient,
-    source: &CiteSource,
-    progress: &(dyn Fn(crate::http::Progress) + Send + Sync),
-) -> Result<Parsed> {
+/// The service's preview of `source` (read once from disk), in whatever shape it
+/// comes; Casebook's own reading of a document when the service's fails.
+pub async fn preview_with(client: &CitationClient, source: &CiteSource) -> Result<Preview> {
     match source {
         CiteSource::Document { path } => {
-            let (_, bytes) = jobs::read_document(Path::new(path)).await?;
-            client.parse(&Input::document(&bytes)?, progress).await
+            let doc = jobs::read_document(Path::new(path)).await?;
+            let input = Input::Document {
+                bytes: &doc.bytes,
+                kind: doc.kind,
+            };
+            client.preview(&input, Some(&doc.bytes)).await
         }
-        CiteSource::Essay { text } => client.parse(&Input::essay(text)?, progress).await,
+        CiteSource::Essay { text } => client.preview(&Input::essay(text)?, None).await,
     }
 }
 

@@ -339,7 +339,7 @@ fn check_regular(meta: &std::fs::Metadata) -> Result<()> {
     if ft.is_dir() {
         return Err(Error::new(
             ErrorCode::NotADocument,
-            "This is a folder. Drop the documents inside it instead.",
+            "This is a folder, not a document: choose the documents inside it.",
         ));
     }
     if !ft.is_file() {

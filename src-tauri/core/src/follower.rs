@@ -13,7 +13,7 @@
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::{InvestigationClient, MissionEvent};
 use crate::store::{MissionRecord, MissionStatus, MissionStore, StoredEvent};
-use crate::stream::{WatchEnd, WatchOptions, WatchUpdate};
+use crate::stream::{WatchEnd, WatchEndReason, WatchOptions, WatchUpdate};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -221,9 +221,8 @@ impl Follower {
             Ok(end) => {
                 // A server that simply finished (204, or a stream that ends with
                 // nothing new) has completed, whatever its last event was named.
-                // TODO(integration): WatchEnd's reason
-                let _ = end;
-                if inner.status.is_live() {
+                let finished = !matches!(end.reason, WatchEndReason::Terminal(_));
+                if finished && inner.status.is_live() {
                     self.set_status(&w, &mut inner, MissionStatus::Complete, None)
                         .await;
                 }
@@ -258,10 +257,9 @@ impl Follower {
         }
         let since = self.store.events_since_last_id(&w.record.session_id).await?;
         let record = self.store.require(&w.record.session_id).await?;
-        // TODO(integration): WatchOptions::resume with `since`
-        let _ = since;
         let options = WatchOptions {
             last_event_id: record.last_event_id.clone(),
+            received_after_last_id: since.into_iter().map(|e| e.event).collect(),
             ..WatchOptions::default()
         };
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

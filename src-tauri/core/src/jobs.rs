@@ -119,18 +119,9 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
 }
 
 /// Reads the document at `path` once, bounded and checked.
-pub async fn read_document(path: &Path) -> Result<(PathBuf, Vec<u8>)> {
+pub async fn read_document(path: &Path) -> Result<documents::Document> {
     let path = path.to_owned();
-    // TODO(integration): documents::open
-    blocking(move || {
-        let info = documents::inspect(&path);
-        if let Some(p) = info.problem {
-            return Err(p);
-        }
-        let bytes = std::fs::read(&path).map_err(|e| Error::io("Cannot read the file", &e))?;
-        Ok((path, bytes))
-    })
-    .await
+    blocking(move || documents::open(&path)).await
 }
 
 /// One cite: exactly one request to the service. The summary comes from reading the
@@ -143,16 +134,19 @@ pub async fn cite_source(
     progress: &(dyn Fn(Progress) + Send + Sync),
 ) -> Result<Cited> {
     options.validate()?;
-    let (path, original) = match source {
+    let (path, kind, original) = match source {
         CiteSource::Document { path } => {
-            let (path, bytes) = read_document(Path::new(path)).await?;
-            (Some(path), bytes)
+            let doc = read_document(Path::new(path)).await?;
+            (Some(doc.path), Some(doc.kind), doc.bytes)
         }
-        CiteSource::Essay { text } => (None, text.clone().into_bytes()),
+        CiteSource::Essay { text } => (None, None, text.clone().into_bytes()),
     };
-    let input = match &path {
-        Some(_) => Input::document(&original)?,
-        None => Input::essay(std::str::from_utf8(&original).unwrap_or_default())?,
+    let input = match (&path, kind) {
+        (Some(_), Some(kind)) => Input::Document {
+            bytes: &original,
+            kind,
+        },
+        _ => Input::essay(std::str::from_utf8(&original).unwrap_or_default())?,
     };
     let cited = client.cite(&input, options, progress).await?;
     let result = cited.bytes;

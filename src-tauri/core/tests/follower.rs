@@ -39,7 +39,7 @@ async fn casebook(
     let core = Casebook::start(
         Config {
             data_dir: dir.path().to_path_buf(),
-            backend: BackendChoice::Fixed(Some(backend)),
+            backend: BackendChoice::Fixed(Some(Box::new(backend))),
             sandbox: options,
             test_hooks: false,
         },

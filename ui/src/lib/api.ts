@@ -16,7 +16,7 @@ import type {
   MissionRecord,
   MissionSpec,
   MissionUpdate,
-  Parsed,
+  Preview,
   SaveReport,
   SavedFile,
   Service,
@@ -49,7 +49,7 @@ export const api = {
   keyStatus: () => invoke<KeyStatus[]>("key_status"),
   setKey: (service: Service, key: string) => invoke<KeyStatus>("set_key", { service, key }),
   deleteKey: (service: Service) => invoke<KeyStatus>("delete_key", { service }),
-  preview: (source: CiteSource) => invoke<Parsed>("preview", { source }),
+  preview: (source: CiteSource) => invoke<Preview>("preview", { source }),
   cite: (source: CiteSource, options: CiteOptions, onProgress: (p: CiteProgress) => void) => {
     const channel = new Channel<CiteProgress>();
     channel.onmessage = onProgress;

@@ -74,6 +74,18 @@ export type Parsed = { paragraphs: Array<Paragraph>, references: Array<string>, 
  */
 extra: Record<string, unknown>, };
 
+export type PreviewSource = { "type": "service" } | { "type": "local", note: string, };
+
+export type Preview = { "type": "paragraphs", parsed: Parsed, source: PreviewSource, } | { "type": "raw", 
+/**
+ * Pretty-printed JSON, or the text itself, cut to [`MAX_PREVIEW_TEXT_BYTES`].
+ */
+text: string, 
+/**
+ * Why the answer is shown raw, for a person.
+ */
+note: string, };
+
 export type OutputKind = "docx" | "pptx" | "text";
 
 export type Segment = { text: string, inserted: boolean, };
@@ -84,7 +96,7 @@ export type CiteSummary = { paragraphsChanged: number, citationsInserted: number
 
 export type CiteSource = { "type": "document", path: string, } | { "type": "essay", text: string, };
 
-export type CiteProgress = { "type": "queued", job_id: string, } | { "type": "sending", bytes: number, } | { "type": "rateLimited", seconds: number, attempt: number, of: number, } | { "type": "receiving" } | { "type": "summarizing" };
+export type CiteProgress = { "type": "queued", jobId: string, } | { "type": "sending", bytes: number, } | { "type": "rateLimited", seconds: number, attempt: number, of: number, } | { "type": "receiving" } | { "type": "summarizing" };
 
 export type CiteOutcome = { jobId: string, kind: OutputKind, size: number, summary: CiteSummary, 
 /**
