@@ -25,6 +25,7 @@ stage deps make --no-print-directory deps-test
 stage ui-build make --no-print-directory ui
 stage ui-test bash -c 'cd ui && npx vitest run'
 stage build cargo build --workspace --all-targets
+stage schemathesis scripts/schemathesis.sh
 stage lint make --no-print-directory lint
 # Rust unit, integration and end-to-end tests, all with a real private keyring.
 stage rust-test scripts/with-keyring.sh cargo test --workspace --all-targets

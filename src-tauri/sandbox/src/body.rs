@@ -83,3 +83,13 @@ fn too_large(drained: bool) -> Response {
     }
     resp
 }
+
+/// A JSON number that is a whole non-negative number, as `u64`. `5.0` counts: JSON
+/// has one number type, and JSON Schema's `integer` accepts it.
+pub fn whole_number(v: &serde_json::Value) -> Option<u64> {
+    v.as_u64().or_else(|| {
+        let f = v.as_f64()?;
+        // 2^64 as f64 is exact; anything below it that is whole fits in u64.
+        (f >= 0.0 && f.fract() == 0.0 && f < 18_446_744_073_709_551_616.0).then_some(f as u64)
+    })
+}

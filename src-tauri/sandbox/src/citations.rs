@@ -1,7 +1,7 @@
 //! The citation service: health, parse, cite, and the account endpoint.
 
 use crate::auth::{admit, error, error_with};
-use crate::body::read_limited;
+use crate::body::{read_limited, whole_number};
 use crate::engine::{self, CiteOptions, EngineError, Kind, Mode, Parsed};
 use crate::{ParseShape, Shared};
 use axum::body::Body;
@@ -145,7 +145,7 @@ fn options(body: &Value, doc: &[u8]) -> Result<CiteOptions, Response> {
     let int = |field: &str, default: u64| -> Result<u64, Response> {
         match body.get(field).filter(|v| !v.is_null()) {
             None => Ok(default),
-            Some(v) => match v.as_u64() {
+            Some(v) => match whole_number(v) {
                 Some(n) if n <= MAX_CITATIONS => Ok(n),
                 _ => Err(bad_field(
                     field,
@@ -164,8 +164,7 @@ fn options(body: &Value, doc: &[u8]) -> Result<CiteOptions, Response> {
     }
     let seed = match body.get("seed").filter(|v| !v.is_null()) {
         None => fnv1a(doc),
-        Some(v) => v
-            .as_u64()
+        Some(v) => whole_number(v)
             .ok_or_else(|| bad_field("seed", "seed must be a non-negative integer."))?,
     };
     Ok(CiteOptions {

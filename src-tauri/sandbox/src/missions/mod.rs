@@ -182,7 +182,7 @@ fn not_found(id: &str) -> Response {
 fn extension(body: &Value, field: &str, max: u64) -> Result<Option<u64>, Box<Response>> {
     match body.get(field).filter(|v| !v.is_null()) {
         None => Ok(None),
-        Some(v) => match v.as_u64() {
+        Some(v) => match crate::body::whole_number(v) {
             Some(n) => Ok(Some(n.min(max))),
             None => Err(Box::new(error_with(
                 StatusCode::BAD_REQUEST,
@@ -288,34 +288,39 @@ async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bod
     (status, axum::Json(reply)).into_response()
 }
 
-/// The id of the last event the client has, from `Last-Event-ID` or `?lastEventId=`:
-/// a decimal sequence number, or an opaque id the `eventIds: "opaque"` variant sent.
+/// The id of the last event the client has, from `Last-Event-ID` or `?lastEventId=`
+/// (the header wins; each one sent must be well formed): a decimal id of at most 19
+/// digits, or an opaque id the `eventIds: "opaque"` variant sent. Empty means none.
 fn last_event_id(headers: &HeaderMap, uri: &Uri, seed: u64) -> Result<u64, Box<Response>> {
     let from_header = headers
         .get("last-event-id")
         .map(|v| v.to_str().unwrap_or("\u{0}").trim().to_owned());
-    let from_query = || {
-        uri.query()?
-            .split('&')
+    let from_query = uri.query().and_then(|q| {
+        q.split('&')
             .find_map(|pair| pair.strip_prefix("lastEventId="))
             .map(|v| v.trim().to_owned())
+    });
+    let read = |value: &str| -> Result<u64, Box<Response>> {
+        if value.is_empty() {
+            return Ok(0);
+        }
+        let decimal = value.len() <= 19 && value.bytes().all(|b| b.is_ascii_digit());
+        decimal
+            .then(|| value.parse::<u64>().ok())
+            .flatten()
+            .or_else(|| stream::decode_opaque(seed, value))
+            .ok_or_else(|| {
+                Box::new(bad(
+                    "invalid_request",
+                    &format!("Last-Event-ID must be an event id this stream sent; got {value:?}."),
+                ))
+            })
     };
-    let Some(value) = from_header.or_else(from_query) else {
-        return Ok(0);
-    };
-    if value.is_empty() {
-        return Ok(0);
+    let query = from_query.as_deref().map(read).transpose()?;
+    match from_header.as_deref() {
+        Some(value) => read(value),
+        None => Ok(query.unwrap_or(0)),
     }
-    value
-        .parse::<u64>()
-        .ok()
-        .or_else(|| stream::decode_opaque(seed, &value))
-        .ok_or_else(|| {
-            Box::new(bad(
-                "invalid_request",
-                &format!("Last-Event-ID must be an event id this stream sent; got {value:?}."),
-            ))
-        })
 }
 
 async fn stream_session(

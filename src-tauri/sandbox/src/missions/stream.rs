@@ -106,16 +106,17 @@ pub fn opaque_id(seed: u64, seq: u64) -> String {
     )
 }
 
-/// The sequence number an opaque id of this session's stands for.
+/// The sequence number an opaque id of this session's stands for: `ev_` and 16
+/// lowercase hex digits. Like a decimal id, one past the log means "after the end".
 pub fn decode_opaque(seed: u64, id: &str) -> Option<u64> {
     let hex = id.strip_prefix(OPAQUE_PREFIX)?;
-    if hex.len() != 16 {
+    let well_formed =
+        hex.len() == 16 && hex.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    if !well_formed {
         return None;
     }
     let x = u64::from_str_radix(hex, 16).ok()?;
-    let seq = x.wrapping_mul(inverse(OPAQUE_MUL)) ^ opaque_key(seed);
-    // Any 16 hex digits decode to something; only small numbers were ever sent.
-    (seq <= u64::from(u32::MAX)).then_some(seq)
+    Some(x.wrapping_mul(inverse(OPAQUE_MUL)) ^ opaque_key(seed))
 }
 
 /// Streams `session` to one client, starting after event `after`.
