@@ -144,7 +144,7 @@ async fn set_faults(
     let success_status = match req.success_status {
         None => None,
         Some(0) => Some(None),
-        Some(code @ (200 | 201 | 202)) => Some(StatusCode::from_u16(code).ok()),
+        Some(code @ 200..=202) => Some(StatusCode::from_u16(code).ok()),
         Some(code) => {
             return invalid(
                 "successStatus",

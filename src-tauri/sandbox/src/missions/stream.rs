@@ -62,7 +62,7 @@ impl Streamer {
         let id = match self.ids {
             EventIds::All => format!("id: {}\n", event.seq),
             EventIds::None => String::new(),
-            EventIds::Some if event.seq % 3 == 0 => format!("id: {}\n", event.seq),
+            EventIds::Some if event.seq.is_multiple_of(3) => format!("id: {}\n", event.seq),
             EventIds::Some => String::new(),
             EventIds::Opaque => format!("id: {}\n", opaque_id(self.session.meta.seed, event.seq)),
         };
