@@ -44,9 +44,13 @@ base=$(head -n 1 "$work/url")
 [ -n "$base" ] || { echo "schemathesis: the sandbox printed no URL" >&2; exit 1; }
 echo "schemathesis: sandbox at $base" >&2
 
-# A fixed seed and a bounded number of examples keep the run reproducible and to
-# about a minute on two cores; the database is off so one run cannot steer the next.
-"$venv/bin/schemathesis" --config-file src-tauri/sandbox/schemathesis/schemathesis.toml \
+# A fixed seed and a bounded number of examples keep the run reproducible and under
+# two minutes on two cores (most of it is missions streaming at the paceMs that
+# Schemathesis picked); the database is off so one run cannot steer the next. Run
+# from the scratch dir, where Schemathesis leaves its .schemathesis/ state.
+root=$PWD
+cd "$work"
+"$root/$venv/bin/schemathesis" --config-file "$root/src-tauri/sandbox/schemathesis/schemathesis.toml" \
   run "$base/openapi.json" \
   --checks all \
   -H "Authorization: Bearer cbx_sandbox_demo_key" \
