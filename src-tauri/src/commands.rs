@@ -36,7 +36,10 @@ pub async fn health(core: Core<'_>) -> Result<Health, Error> {
 }
 
 #[tauri::command]
-pub async fn inspect_documents(core: Core<'_>, paths: Vec<String>) -> Result<Vec<DocumentInfo>, Error> {
+pub async fn inspect_documents(
+    core: Core<'_>,
+    paths: Vec<String>,
+) -> Result<Vec<DocumentInfo>, Error> {
     Ok(core.inspect(paths).await)
 }
 
@@ -99,7 +102,10 @@ pub async fn save_cited(core: Core<'_>, job_id: String) -> Result<Option<SavedFi
 
 /// Saves every cited document into one chosen folder. Empty: cancelled.
 #[tauri::command]
-pub async fn save_all_cited(core: Core<'_>, job_ids: Vec<String>) -> Result<Vec<SaveReport>, Error> {
+pub async fn save_all_cited(
+    core: Core<'_>,
+    job_ids: Vec<String>,
+) -> Result<Vec<SaveReport>, Error> {
     match dialog::pick_folder().await? {
         Some(folder) => core.save_all_cited(&job_ids, &folder).await,
         None => Ok(Vec::new()),

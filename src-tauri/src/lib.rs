@@ -94,7 +94,7 @@ pub fn run() {
                 // Live missions resume in the background; their windows stay closed
                 // until asked for.
                 if let Err(e) = core.resume_all().await {
-                    tracing::warn!("cannot resume missions: {}", e.message);
+                    tracing::warn!("cannot resume missions: {}", e.message());
                 }
                 Ok::<_, Error>(core)
             })?;

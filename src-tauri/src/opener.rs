@@ -58,9 +58,10 @@ pub fn open_url(url: &str) -> Result<(), Error> {
 
 /// Opens the folder holding `path` in the file manager.
 pub fn reveal(path: &Path) -> Result<(), Error> {
-    let dir = path.parent().filter(|d| d.is_dir()).ok_or_else(|| {
-        Error::new(casebook_core::ErrorCode::NotFound, "The folder is gone.")
-    })?;
+    let dir = path
+        .parent()
+        .filter(|d| d.is_dir())
+        .ok_or_else(|| Error::new(casebook_core::ErrorCode::NotFound, "The folder is gone."))?;
     open(dir.as_os_str(), "the folder")
 }
 
@@ -73,7 +74,7 @@ mod tests {
     fn only_web_links_open() {
         for bad in ["file:///etc/passwd", "javascript:alert(1)", "not a url"] {
             assert_eq!(
-                open_url(bad).err().map(|e| e.code),
+                open_url(bad).err().map(|e| e.code()),
                 Some(ErrorCode::InvalidInput),
                 "{bad}"
             );

@@ -86,7 +86,7 @@ pub fn open_mission<R: Runtime>(app: &AppHandle<R>, record: &MissionRecord) -> R
 /// The mission runs and is in the list whether or not its window opens.
 pub fn open_mission_or_log<R: Runtime>(app: &AppHandle<R>, record: &MissionRecord) {
     if let Err(e) = open_mission(app, record) {
-        tracing::warn!("{}", e.message);
+        tracing::warn!("{}", e.message());
     }
 }
 

@@ -39,11 +39,9 @@ fn app(dir: &std::path::Path) -> tauri::App<MockRuntime> {
         // The real context: its capabilities decide what each window may call.
         .build(tauri::generate_context!("tauri.conf.json", test = true))
         .unwrap();
-    let core = tauri::async_runtime::block_on(casebook_app::start_core(
-        app.handle(),
-        dir.to_path_buf(),
-    ))
-    .unwrap();
+    let core =
+        tauri::async_runtime::block_on(casebook_app::start_core(app.handle(), dir.to_path_buf()))
+            .unwrap();
     app.manage(core);
     app
 }
@@ -89,7 +87,10 @@ fn commands_answer_through_ipc_with_typed_errors() {
     assert!(err["message"].as_str().unwrap().contains("https"));
     let after = invoke(&webview, "app_info", serde_json::json!({})).unwrap();
     assert_eq!(after["mode"], "sandbox");
-    assert_eq!(after["testHooks"], true, "tests build the app with its hooks");
+    assert_eq!(
+        after["testHooks"], true,
+        "tests build the app with its hooks"
+    );
 
     // Only the commands the capability grants can be called at all.
     let denied = invoke(
@@ -164,12 +165,25 @@ fn missions_over_ipc_and_the_mission_window_capability() {
         serde_json::json!({"service": "citations", "key": "k"}),
     )
     .unwrap_err();
-    assert!(denied.as_str().is_some_and(|m| m.contains("not allowed")), "{denied}");
-    let ack = invoke(&mission, "cancel_mission", serde_json::json!({"sessionId": id})).unwrap();
+    assert!(
+        denied.as_str().is_some_and(|m| m.contains("not allowed")),
+        "{denied}"
+    );
+    let ack = invoke(
+        &mission,
+        "cancel_mission",
+        serde_json::json!({"sessionId": id}),
+    )
+    .unwrap();
     assert_eq!(ack["status"], "accepted");
     let core = app.state::<std::sync::Arc<casebook_core::app::Casebook>>();
     tauri::async_runtime::block_on(core.watch_finished(&id));
-    let again = invoke(&mission, "cancel_mission", serde_json::json!({"sessionId": id})).unwrap_err();
+    let again = invoke(
+        &mission,
+        "cancel_mission",
+        serde_json::json!({"sessionId": id}),
+    )
+    .unwrap_err();
     assert_eq!(again["code"], "conflict", "nothing left to cancel");
 }
 
@@ -196,20 +210,45 @@ fn cite_ids_come_from_rust_and_save_all_reports_each_file() {
             }),
         )
         .unwrap();
-        assert!(outcome["summary"]["paragraphsChanged"].as_u64().unwrap() > 0, "{outcome}");
+        assert!(
+            outcome["summary"]["paragraphsChanged"].as_u64().unwrap() > 0,
+            "{outcome}"
+        );
         ids.push(outcome["jobId"].as_str().unwrap().to_owned());
     }
     assert_ne!(ids[0], ids[1], "each job has its own id");
 
-    let reports = invoke(&main, "save_all_cited", serde_json::json!({"jobIds": [ids[0], ids[1], "cite-999"]})).unwrap();
+    let reports = invoke(
+        &main,
+        "save_all_cited",
+        serde_json::json!({"jobIds": [ids[0], ids[1], "cite-999"]}),
+    )
+    .unwrap();
     let reports = reports.as_array().unwrap();
     assert_eq!(reports.len(), 3, "{reports:?}");
     let names: Vec<String> = reports[..2]
         .iter()
-        .map(|r| r["path"].as_str().unwrap().rsplit('/').next().unwrap().to_owned())
+        .map(|r| {
+            r["path"]
+                .as_str()
+                .unwrap()
+                .rsplit('/')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
-    assert_eq!(names, ["long-lorem-endnote (cited).docx", "long-lorem-endnote (cited) 2.docx"]);
-    assert_eq!(reports[2]["error"]["code"], "not_found", "an unknown job is reported, not fatal");
+    assert_eq!(
+        names,
+        [
+            "long-lorem-endnote (cited).docx",
+            "long-lorem-endnote (cited) 2.docx"
+        ]
+    );
+    assert_eq!(
+        reports[2]["error"]["code"], "not_found",
+        "an unknown job is reported, not fatal"
+    );
     let core = app.state::<std::sync::Arc<casebook_core::app::Casebook>>();
     assert_eq!(core.jobs.held(), 0, "saved results are let go");
 }

@@ -77,7 +77,12 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
         .await
         .unwrap();
     app.until("the preview", || async {
-        !app.testid("mission-preview").await.text().await.unwrap_or_default().is_empty()
+        !app.testid("mission-preview")
+            .await
+            .text()
+            .await
+            .unwrap_or_default()
+            .is_empty()
     })
     .await;
     app.click("mission-start").await;
@@ -111,11 +116,19 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
         .execute("return window.location.hash;", vec![])
         .await
         .unwrap();
-    let id = hash.as_str().unwrap().trim_start_matches("#/mission/").to_owned();
+    let id = hash
+        .as_str()
+        .unwrap()
+        .trim_start_matches("#/mission/")
+        .to_owned();
     let sent = service_event_count(&service, &id).await;
     assert_eq!(count, sent, "each event exactly once");
     let names = names_in_window(&app).await;
-    assert_eq!(names.last().map(String::as_str), Some("mission.finished"), "{names:?}");
+    assert_eq!(
+        names.last().map(String::as_str),
+        Some("mission.finished"),
+        "{names:?}"
+    );
     assert!(
         app.all_css("[data-testid=error-message]").await.is_empty(),
         "a server that simply finished is not an error"
@@ -125,8 +138,17 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
 }
 
 async fn status(app: &App) -> String {
-    match app.client.find(Locator::Css("[data-testid=mission-status]")).await {
-        Ok(el) => el.attr("data-status").await.ok().flatten().unwrap_or_default(),
+    match app
+        .client
+        .find(Locator::Css("[data-testid=mission-status]"))
+        .await
+    {
+        Ok(el) => el
+            .attr("data-status")
+            .await
+            .ok()
+            .flatten()
+            .unwrap_or_default(),
         Err(_) => String::new(),
     }
 }
@@ -146,7 +168,9 @@ async fn service_event_count(service: &casebook_sandbox::RunningSandbox, id: &st
         .text()
         .await
         .unwrap();
-    body.split("\n\n").filter(|block| block.lines().any(|l| l.starts_with("data:"))).count() as u64
+    body.split("\n\n")
+        .filter(|block| block.lines().any(|l| l.starts_with("data:")))
+        .count() as u64
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -166,7 +190,10 @@ async fn another_parse_shape_and_202_still_preview_and_cite() {
     let (x, y) = app.screen_center_of(&zone).await;
     drag_files_onto(app.xvfb.display(), &[doc.as_path()], x, y);
     let card = app
-        .wait_css(&format!("[data-testid=doc-card][data-path=\"{}\"]", doc.display()))
+        .wait_css(&format!(
+            "[data-testid=doc-card][data-path=\"{}\"]",
+            doc.display()
+        ))
         .await;
     let toggle = card
         .find(Locator::Css("button[aria-expanded]"))
@@ -187,7 +214,10 @@ async fn another_parse_shape_and_202_still_preview_and_cite() {
         .unwrap()
         .parse()
         .unwrap();
-    assert!(changed > 0, "the summary is read locally, whatever parse says");
+    assert!(
+        changed > 0,
+        "the summary is read locally, whatever parse says"
+    );
     app.close().await;
     service.stop().await;
 }

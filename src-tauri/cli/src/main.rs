@@ -33,7 +33,13 @@ struct Cli {
     #[arg(long, global = true)]
     sandbox: bool,
     /// The sandbox's missions: realistic pauses, or none (scripts).
-    #[arg(long, env = "CASEBOOK_SANDBOX_PACE", global = true, value_enum, default_value = "realistic")]
+    #[arg(
+        long,
+        env = "CASEBOOK_SANDBOX_PACE",
+        global = true,
+        value_enum,
+        default_value = "realistic"
+    )]
     sandbox_pace: casebook_sandbox::Pace,
     /// The data folder shared with the app (mission history).
     #[arg(long, env = "CASEBOOK_DATA_DIR", global = true)]
@@ -163,7 +169,7 @@ fn exit_code(err: &Error) -> u8 {
         3
     } else if err.is_rate_limited() {
         4
-    } else if err.is_bad_document() || err.code == ErrorCode::InvalidInput {
+    } else if err.is_bad_document() || err.code() == ErrorCode::InvalidInput {
         5
     } else if err.is_network() {
         6
@@ -178,7 +184,7 @@ async fn main() -> ExitCode {
     match run(cli).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("casebook: {} [{}]", err.message, err.code);
+            eprintln!("casebook: {} [{}]", err.message(), err.code());
             ExitCode::from(exit_code(&err))
         }
     }
@@ -203,59 +209,63 @@ async fn run(cli: Cli) -> Result<(), Error> {
     };
     let data_dir = match cli.data_dir.clone() {
         Some(d) => d,
-        None if matches!(cli.command, Command::Mission { .. }) => casebook_core::backend::data_dir()?,
+        None if matches!(cli.command, Command::Mission { .. }) => {
+            casebook_core::backend::data_dir()?
+        }
         // Commands that keep no history need no data folder.
         None => std::env::temp_dir(),
     };
     let needs_store = matches!(cli.command, Command::Mission { .. });
-    let core = match (needs_store, backend) {
-        (true, backend) => Core::Full(
-            Casebook::start(
-                Config {
-                    data_dir,
-                    backend: BackendChoice::Fixed(backend.map(Box::new)),
-                    sandbox: SandboxOptions::default(),
-                    test_hooks: false,
-                },
-                Arc::new(Quiet),
-            )
-            .await?,
-        ),
-        (false, backend) => Core::Backend(backend),
+    let core = if needs_store {
+        let config = Config {
+            data_dir,
+            backend: BackendChoice::Fixed(backend.map(Box::new)),
+            sandbox: SandboxOptions::default(),
+            test_hooks: false,
+        };
+        Core {
+            casebook: Some(Casebook::start(config, Arc::new(Quiet)).await?),
+            backend: None,
+        }
+    } else {
+        Core {
+            casebook: None,
+            backend,
+        }
     };
     let result = dispatch(cli.command, &core).await;
     core.shutdown().await;
     result
 }
 
-/// Mission commands use the shared history; the others only a service.
-enum Core {
-    Full(Arc<Casebook>),
-    Backend(Option<Backend>),
+/// Mission commands use the shared history (which holds the backend); the others
+/// only a service.
+struct Core {
+    casebook: Option<Arc<Casebook>>,
+    backend: Option<Backend>,
 }
 
 impl Core {
     fn backend(&self) -> Result<&Backend, Error> {
-        match self {
-            Core::Backend(Some(b)) => Ok(b),
-            _ => Err(Error::invalid_input(
+        self.backend.as_ref().ok_or_else(|| {
+            Error::invalid_input(
                 "No service to talk to: pass --base-url URL (or set CASEBOOK_BASE_URL), or --sandbox.",
-            )),
-        }
+            )
+        })
     }
 
     fn casebook(&self) -> &Arc<Casebook> {
-        match self {
-            Core::Full(c) => c,
-            Core::Backend(_) => unreachable!("mission commands start the full core"),
-        }
+        self.casebook
+            .as_ref()
+            .expect("mission commands start the full core")
     }
 
     async fn shutdown(self) {
-        match self {
-            Core::Full(c) => c.shutdown().await,
-            Core::Backend(Some(b)) => b.stop().await,
-            Core::Backend(None) => {}
+        if let Some(c) = self.casebook {
+            c.shutdown().await;
+        }
+        if let Some(b) = self.backend {
+            b.stop().await;
         }
     }
 }
@@ -286,7 +296,11 @@ async fn dispatch(command: Command, core: &Core) -> Result<(), Error> {
 }
 
 fn label(file: &str) -> String {
-    if file == "-" { "stdin".into() } else { file.into() }
+    if file == "-" {
+        "stdin".into()
+    } else {
+        file.into()
+    }
 }
 
 /// A file path, or text read from stdin for `-` (bounded like a document).
@@ -403,11 +417,14 @@ async fn mission(core: &Arc<Casebook>, action: MissionAction) -> Result<(), Erro
     }
 }
 
+/// How following ended, when it failed: the error's code and words.
+type Ending = Arc<Mutex<Option<(Option<ErrorCode>, Option<String>)>>>;
+
 /// Prints the mission's events (stored, then live) until nobody follows it any
 /// more; fails when following ended in an error.
 async fn watch(core: &Arc<Casebook>, session_id: &str, json: bool) -> Result<(), Error> {
     let tty = std::io::stderr().is_terminal();
-    let ended: Arc<Mutex<Option<(Option<ErrorCode>, Option<String>)>>> = Default::default();
+    let ended: Ending = Default::default();
     let last = ended.clone();
     let sink = Box::new(move |update: MissionUpdate| {
         match update {
@@ -468,7 +485,7 @@ async fn keys(action: KeysAction) -> Result<(), Error> {
                         }
                     }
                     Err(e) => {
-                        println!("{:<15} unknown ({})", service.as_str(), e.code);
+                        println!("{:<15} unknown ({})", service.as_str(), e.code());
                         failure = Some(e);
                     }
                 }

@@ -125,7 +125,9 @@ pub fn print_events(events: &[StoredEvent], json: bool) {
     let mut out = std::io::stdout().lock();
     for e in events {
         let line = if json {
-            json_line(&serde_json::json!({"id": e.event.id, "event": e.event.event, "data": e.event.data}))
+            json_line(
+                &serde_json::json!({"id": e.event.id, "event": e.event.event, "data": e.event.data}),
+            )
         } else {
             let id = e.event.id.as_deref().unwrap_or("-");
             format!("[{id}] {}: {}", e.event.event, e.card.line())

@@ -124,17 +124,32 @@ fn cite_says_what_changed() {
     assert_eq!(v["output"], out.to_str().unwrap());
     let s = &v["summary"];
     assert!(s["paragraphsChanged"].as_u64().unwrap() > 0, "{v}");
-    assert!(s["citationsInserted"].as_u64().unwrap() >= s["paragraphsChanged"].as_u64().unwrap(), "{v}");
+    assert!(
+        s["citationsInserted"].as_u64().unwrap() >= s["paragraphsChanged"].as_u64().unwrap(),
+        "{v}"
+    );
     assert_eq!(
         s["changes"].as_array().unwrap().len() as u64,
         s["paragraphsChanged"].as_u64().unwrap()
     );
     let plain = ok(&casebook(
-        &["--sandbox", "cite", input.to_str().unwrap(), "--mode", "every", "-o", out.to_str().unwrap(), "--overwrite"],
+        &[
+            "--sandbox",
+            "cite",
+            input.to_str().unwrap(),
+            "--mode",
+            "every",
+            "-o",
+            out.to_str().unwrap(),
+            "--overwrite",
+        ],
         &[],
         None,
     ));
-    assert!(plain.contains(" changed, ") && plain.contains(" citations inserted, "), "{plain}");
+    assert!(
+        plain.contains(" changed, ") && plain.contains(" citations inserted, "),
+        "{plain}"
+    );
 }
 
 /// `mission list`, `export` and `watch` read the history `mission start` wrote, in
@@ -144,7 +159,15 @@ fn missions_are_listed_exported_and_watched_from_the_shared_history() {
     let data = tempfile::tempdir().unwrap();
     let env = [("CASEBOOK_DATA_DIR", data.path().to_str().unwrap())];
     let started = ok(&casebook(
-        &["--sandbox", "mission", "start", "--objective", "Do cool roofs lower indoor heat?", "--follow", "--json"],
+        &[
+            "--sandbox",
+            "mission",
+            "start",
+            "--objective",
+            "Do cool roofs lower indoor heat?",
+            "--follow",
+            "--json",
+        ],
         &env,
         None,
     ));
@@ -155,24 +178,63 @@ fn missions_are_listed_exported_and_watched_from_the_shared_history() {
         .to_owned();
     let followed: Vec<&str> = lines.collect();
 
-    let list: serde_json::Value = serde_json::from_str(&ok(&casebook(&["mission", "list", "--json"], &env, None))).unwrap();
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(&casebook(&["mission", "list", "--json"], &env, None))).unwrap();
     assert_eq!(list[0]["sessionId"], id.as_str());
     assert_eq!(list[0]["status"], "complete");
     let text = ok(&casebook(&["mission", "list"], &env, None));
-    assert!(text.contains(&id) && text.contains("Do cool roofs lower indoor heat?"), "{text}");
+    assert!(
+        text.contains(&id) && text.contains("Do cool roofs lower indoor heat?"),
+        "{text}"
+    );
 
     // Watching a finished mission replays what is stored: the same lines, no service needed.
     let watched = ok(&casebook(&["mission", "watch", &id, "--json"], &env, None));
     assert_eq!(watched.lines().collect::<Vec<_>>(), followed);
 
-    let md = ok(&casebook(&["mission", "export", &id, "--format", "md"], &env, None));
-    assert!(md.starts_with("# Mission: Do cool roofs lower indoor heat?"), "{md}");
+    let md = ok(&casebook(
+        &["mission", "export", &id, "--format", "md"],
+        &env,
+        None,
+    ));
+    assert!(
+        md.starts_with("# Mission: Do cool roofs lower indoor heat?"),
+        "{md}"
+    );
     let file = data.path().join("t.json");
-    ok(&casebook(&["mission", "export", &id, "--format", "json", "-o", file.to_str().unwrap()], &env, None));
+    ok(&casebook(
+        &[
+            "mission",
+            "export",
+            &id,
+            "--format",
+            "json",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        &env,
+        None,
+    ));
     let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(json["events"].as_array().unwrap().len(), followed.len());
-    let again = casebook(&["mission", "export", &id, "--format", "json", "-o", file.to_str().unwrap()], &env, None);
-    assert_eq!(again.status.code(), Some(5), "an existing file is not replaced");
+    let again = casebook(
+        &[
+            "mission",
+            "export",
+            &id,
+            "--format",
+            "json",
+            "-o",
+            file.to_str().unwrap(),
+        ],
+        &env,
+        None,
+    );
+    assert_eq!(
+        again.status.code(),
+        Some(5),
+        "an existing file is not replaced"
+    );
     let missing = casebook(&["mission", "export", "ses_nope"], &env, None);
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("[not_found]"));

@@ -276,7 +276,10 @@ impl Casebook {
 
     pub async fn investigations(&self) -> Result<InvestigationClient> {
         let b = self.backend.lock().await;
-        b.as_ref().ok_or_else(Self::no_backend)?.investigations().await
+        b.as_ref()
+            .ok_or_else(Self::no_backend)?
+            .investigations()
+            .await
     }
 
     /// The client for the service `record` was started on.
@@ -294,7 +297,11 @@ impl Casebook {
         let (client, extra, base_url) = {
             let b = self.backend.lock().await;
             let b = b.as_ref().ok_or_else(Self::no_backend)?;
-            (b.investigations().await?, b.mission_extensions(), b.base_url())
+            (
+                b.investigations().await?,
+                b.mission_extensions(),
+                b.base_url(),
+            )
         };
         let session = client.create_session_with(spec, extra).await?;
         let record = self.store.insert(&session, spec, &base_url).await?;
@@ -304,7 +311,11 @@ impl Casebook {
 
     /// Makes sure `session_id` is in the history, so a mission started elsewhere can
     /// be followed (after `last_event_id` when given) and stored like any other.
-    pub async fn adopt_mission(&self, session_id: &str, last_event_id: Option<String>) -> Result<()> {
+    pub async fn adopt_mission(
+        &self,
+        session_id: &str,
+        last_event_id: Option<String>,
+    ) -> Result<()> {
         if self.store.get(session_id).await?.is_some() {
             return Ok(());
         }
@@ -323,12 +334,12 @@ impl Casebook {
     /// Sends the mission's history to `sink`, then every new event while it is followed.
     pub async fn watch(self: &Arc<Self>, session_id: &str, label: &str, sink: Sink) -> Result<()> {
         let record = self.store.require(session_id).await?;
-        let client = if Follower::should_follow(record.status) && !self.follower.is_running(session_id)
-        {
-            Some(self.client_for(&record).await)
-        } else {
-            None
-        };
+        let client =
+            if Follower::should_follow(record.status) && !self.follower.is_running(session_id) {
+                Some(self.client_for(&record).await)
+            } else {
+                None
+            };
         self.follower.subscribe(&record, client, label, sink).await
     }
 

@@ -134,7 +134,11 @@ impl Backend {
 
     /// The base URL without a trailing slash, as missions record it.
     pub fn base_url(&self) -> String {
-        self.conn.base_url().as_str().trim_end_matches('/').to_owned()
+        self.conn
+            .base_url()
+            .as_str()
+            .trim_end_matches('/')
+            .to_owned()
     }
 
     /// The sandbox's own key in sandbox mode, else the stored one.

@@ -295,7 +295,11 @@ impl Card {
                 url,
             } => {
                 out.extend(q.as_deref().map(quote));
-                out.extend(supports.as_ref().map(|s| format!("Supports: {}", one_line(s))));
+                out.extend(
+                    supports
+                        .as_ref()
+                        .map(|s| format!("Supports: {}", one_line(s))),
+                );
                 out.extend(url.as_ref().map(|u| format!("Source: {}", link(u))));
             }
             Card::Finding {
@@ -367,7 +371,10 @@ mod tests {
     #[test]
     fn other_shapes_and_unknown_kinds_keep_their_json() {
         let c = card(&ev("plan", r#"{"todo":["x"]}"#));
-        assert!(matches!(&c, Card::Raw { json } if json.contains("\"todo\"")), "{c:?}");
+        assert!(
+            matches!(&c, Card::Raw { json } if json.contains("\"todo\"")),
+            "{c:?}"
+        );
         let c = card(&ev("weather.report", r#"{"sky":"grey"}"#));
         assert!(matches!(&c, Card::Raw { json } if json.contains("grey")));
         assert!(c.markdown().starts_with("```json\n"));

@@ -78,17 +78,19 @@ impl fmt::Display for ErrorCode {
 #[serde(rename_all = "camelCase")]
 #[ts(rename_all = "camelCase")]
 #[error("{message}")]
+// Fields are read through methods outside core, so an error's words and code are
+// set where it is made and nowhere else (and a key scrubbed from them stays out).
 pub struct Error {
-    pub code: ErrorCode,
-    pub message: String,
+    pub(crate) code: ErrorCode,
+    pub(crate) message: String,
     /// Seconds until a retry is allowed, when the service said so.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional, type = "number")]
-    pub retry_after_secs: Option<u64>,
+    pub(crate) retry_after_secs: Option<u64>,
     /// The HTTP status the service answered with, when there was one.
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
-    pub status: Option<u16>,
+    pub(crate) status: Option<u16>,
 }
 
 impl Error {
@@ -99,6 +101,22 @@ impl Error {
             retry_after_secs: None,
             status: None,
         }
+    }
+
+    pub fn code(&self) -> ErrorCode {
+        self.code
+    }
+
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        self.retry_after_secs
+    }
+
+    pub fn status(&self) -> Option<u16> {
+        self.status
     }
 
     pub fn with_status(mut self, status: u16) -> Self {

@@ -255,7 +255,10 @@ impl Follower {
                     .await;
             }
         }
-        let since = self.store.events_since_last_id(&w.record.session_id).await?;
+        let since = self
+            .store
+            .events_since_last_id(&w.record.session_id)
+            .await?;
         let record = self.store.require(&w.record.session_id).await?;
         let options = WatchOptions {
             last_event_id: record.last_event_id.clone(),

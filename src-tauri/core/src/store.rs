@@ -440,7 +440,11 @@ impl MissionStore {
                     let mut event = MissionEvent::new(r.get(1)?, r.get(2)?, "null");
                     event.data =
                         serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data));
-                    Ok(StoredEvent::new(r.get::<_, i64>(0)? as u64, event, r.get(4)?))
+                    Ok(StoredEvent::new(
+                        r.get::<_, i64>(0)? as u64,
+                        event,
+                        r.get(4)?,
+                    ))
                 })
                 .map_err(db_err)?;
             rows.collect::<std::result::Result<Vec<_>, _>>()

@@ -128,7 +128,13 @@ pub fn export_name(record: &MissionRecord, format: ExportFormat) -> String {
     let words: Vec<String> = record
         .objective
         .chars()
-        .map(|c| if c.is_alphanumeric() || c == '-' { c } else { ' ' })
+        .map(|c| {
+            if c.is_alphanumeric() || c == '-' {
+                c
+            } else {
+                ' '
+            }
+        })
         .collect::<String>()
         .split_whitespace()
         .take(8)

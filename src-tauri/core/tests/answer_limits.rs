@@ -52,13 +52,13 @@ async fn an_endless_json_answer_is_cut_off_at_one_megabyte() {
     let url = serve(|| (StatusCode::OK, body(None)).into_response()).await;
     let c = missions(&url);
     let err = soon(c.cancel("ses_1")).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Protocol, "{}", err.message);
-    assert!(err.message.contains("larger than"), "{}", err.message);
+    assert_eq!(err.code(), ErrorCode::Protocol, "{}", err.message());
+    assert!(err.message().contains("larger than"), "{}", err.message());
     let err = soon(c.create_session(&MissionSpec::new("x", 100)))
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Protocol, "{}", err.message);
-    assert!(err.message.contains("larger than"), "{}", err.message);
+    assert_eq!(err.code(), ErrorCode::Protocol, "{}", err.message());
+    assert!(err.message().contains("larger than"), "{}", err.message());
 }
 
 #[tokio::test]
@@ -67,8 +67,8 @@ async fn a_declared_length_over_the_cap_is_refused_before_reading() {
         serve(|| ([(header::CONTENT_LENGTH, "2000000")], body(Some(2_000_000))).into_response())
             .await;
     let err = soon(missions(&url).cancel("ses_1")).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Protocol, "{}", err.message);
-    assert!(err.message.contains("larger than"), "{}", err.message);
+    assert_eq!(err.code(), ErrorCode::Protocol, "{}", err.message());
+    assert!(err.message().contains("larger than"), "{}", err.message());
 }
 
 #[tokio::test]
@@ -78,12 +78,12 @@ async fn a_cite_answer_past_what_12_mb_allow_is_cut_off() {
     let err = soon(citations(&url).cite(&input, &CiteOptions::default(), &no_progress))
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Protocol, "{}", err.message);
-    assert!(err.message.contains("larger than"), "{}", err.message);
+    assert_eq!(err.code(), ErrorCode::Protocol, "{}", err.message());
+    assert!(err.message().contains("larger than"), "{}", err.message());
     let err = soon(citations(&url).parse(&input, &no_progress))
         .await
         .unwrap_err();
-    assert!(err.message.contains("larger than"), "{}", err.message);
+    assert!(err.message().contains("larger than"), "{}", err.message());
 }
 
 #[tokio::test]
@@ -101,7 +101,7 @@ async fn a_cite_answer_just_under_the_cap_is_read_whole() {
     // Decoded, those bytes are not UTF-8 text of an essay answer, or they are: either way
     // the answer was read, not cut off.
     if let Some(err) = err {
-        assert!(!err.message.contains("larger than"), "{}", err.message);
+        assert!(!err.message().contains("larger than"), "{}", err.message());
     }
 }
 
@@ -109,15 +109,15 @@ async fn a_cite_answer_just_under_the_cap_is_read_whole() {
 async fn an_endless_error_body_keeps_its_status_meaning() {
     let url = serve(|| (StatusCode::UNAUTHORIZED, body(None)).into_response()).await;
     let err = soon(missions(&url).cancel("ses_1")).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Unauthorized, "{}", err.message);
-    assert_eq!(err.status, Some(401));
-    assert!(err.message.len() < 1000, "{}", err.message);
+    assert_eq!(err.code(), ErrorCode::Unauthorized, "{}", err.message());
+    assert_eq!(err.status(), Some(401));
+    assert!(err.message().len() < 1000, "{}", err.message());
 
     let url = serve(|| (StatusCode::BAD_GATEWAY, body(None)).into_response()).await;
     let err = soon(citations(&url).parse(&Input::essay("x").unwrap(), &no_progress))
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Server, "{}", err.message);
+    assert_eq!(err.code(), ErrorCode::Server, "{}", err.message());
 }
 
 #[tokio::test]
@@ -147,7 +147,7 @@ async fn health_takes_any_2xx_with_any_body() {
             .unwrap()
             .health()
             .await
-            .unwrap_or_else(|e| panic!("{status} {text:?}: {}", e.message));
+            .unwrap_or_else(|e| panic!("{status} {text:?}: {}", e.message()));
         assert_eq!(health.status.as_deref(), want, "{status} {text:?}");
     }
     let url = serve(|| (StatusCode::OK, body(None)).into_response()).await;

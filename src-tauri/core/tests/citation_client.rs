@@ -88,8 +88,8 @@ async fn a_wrong_key_is_unauthorized_and_never_echoed() {
         .parse(&Input::essay("x").unwrap(), &no_progress)
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Unauthorized);
-    assert_eq!(err.status, Some(401));
+    assert_eq!(err.code(), ErrorCode::Unauthorized);
+    assert_eq!(err.status(), Some(401));
     let shown = format!(
         "{err} {err:?} {client:?} {}",
         serde_json::to_string(&err).unwrap()
@@ -150,8 +150,8 @@ async fn a_429_storm_longer_than_the_retries_is_rate_limited() {
         .parse(&Input::essay("x").unwrap(), &no_progress)
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::RateLimited);
-    assert_eq!(err.retry_after_secs, Some(1));
+    assert_eq!(err.code(), ErrorCode::RateLimited);
+    assert_eq!(err.retry_after_secs(), Some(1));
     // A Retry-After beyond what we wait is handed to the caller at once.
     s.faults().set_429_storm(1, 3600);
     let started = Instant::now();
@@ -159,8 +159,8 @@ async fn a_429_storm_longer_than_the_retries_is_rate_limited() {
         .parse(&Input::essay("x").unwrap(), &no_progress)
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::RateLimited);
-    assert_eq!(err.retry_after_secs, Some(3600));
+    assert_eq!(err.code(), ErrorCode::RateLimited);
+    assert_eq!(err.retry_after_secs(), Some(3600));
     assert!(started.elapsed() < Duration::from_secs(60));
 }
 
@@ -172,7 +172,7 @@ async fn server_errors_malformed_answers_and_slow_drips() {
         .parse(&Input::essay("x").unwrap(), &no_progress)
         .await
         .unwrap_err();
-    assert_eq!((err.code, err.status), (ErrorCode::Server, Some(500)));
+    assert_eq!((err.code(), err.status()), (ErrorCode::Server, Some(500)));
 
     s.faults().fail_request(1, Failure::MalformedJson);
     let err = client
@@ -183,7 +183,7 @@ async fn server_errors_malformed_answers_and_slow_drips() {
         )
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Protocol);
+    assert_eq!(err.code(), ErrorCode::Protocol);
 
     s.faults().set_slow_drip(Duration::from_millis(5));
     let docx = data("docx/hyperlink-fragments.docx");
@@ -245,7 +245,7 @@ async fn no_key_follows_a_redirect_to_another_origin() {
         .parse(&Input::essay("x").unwrap(), &no_progress)
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Protocol, "{}", err.message);
+    assert_eq!(err.code(), ErrorCode::Protocol, "{}", err.message());
     assert!(
         seen.lock().unwrap().is_empty(),
         "the key reached another origin: {:?}",

@@ -222,7 +222,7 @@ async fn the_preview_shows_parse_or_the_local_reading() {
     // Without the document, the failure is the answer.
     s.faults().fail_request(1, Failure::Status500);
     let err = client.preview(&input, None).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Server);
+    assert_eq!(err.code(), ErrorCode::Server);
 
     // An answer that is not JSON is shown as it came.
     s.faults().fail_request(1, Failure::MalformedJson);
@@ -237,7 +237,7 @@ async fn the_preview_shows_parse_or_the_local_reading() {
         ApiKey::parse("cbk_wrong_0123456789abcdef").unwrap(),
     );
     let err = wrong.preview(&input, Some(&docx)).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Unauthorized);
+    assert_eq!(err.code(), ErrorCode::Unauthorized);
 
     // Essays preview through the service too.
     let essay = Input::essay("One paragraph.\n\nAnother.").unwrap();

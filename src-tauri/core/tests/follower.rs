@@ -22,10 +22,7 @@ impl Observer for Seen {
     }
 }
 
-async fn casebook(
-    pace_ms: u64,
-    events: u64,
-) -> (Arc<Casebook>, Arc<Seen>, tempfile::TempDir) {
+async fn casebook(pace_ms: u64, events: u64) -> (Arc<Casebook>, Arc<Seen>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let options = SandboxOptions {
         mission_pace_ms: Some(pace_ms),
@@ -97,11 +94,17 @@ async fn one_watcher_feeds_every_subscriber_each_event_once() {
     let (core, seen, _dir) = casebook(20, 60).await;
     let record = core.start_mission(&spec()).await.unwrap();
     let id = record.session_id.clone();
-    assert!(core.is_following(&id), "a started mission is followed at once");
+    assert!(
+        core.is_following(&id),
+        "a started mission is followed at once"
+    );
 
     let (first, seen1) = recorder();
     core.watch(&id, "window-a", first).await.unwrap();
-    until("a few events", || event_ids(&seen1.lock().unwrap()).len() >= 10).await;
+    until("a few events", || {
+        event_ids(&seen1.lock().unwrap()).len() >= 10
+    })
+    .await;
 
     // A second subscriber joins mid-way, and the first reloads (its sink is replaced).
     let (second, seen2) = recorder();
@@ -133,7 +136,11 @@ async fn one_watcher_feeds_every_subscriber_each_event_once() {
         assert_eq!(statuses(&seen).last().map(String::as_str), Some("complete"));
     }
     let old = event_ids(&seen1.lock().unwrap());
-    assert_eq!(old, stored[..old.len()], "the replaced sink stopped cleanly");
+    assert_eq!(
+        old,
+        stored[..old.len()],
+        "the replaced sink stopped cleanly"
+    );
     let m = core.mission(&id).await.unwrap();
     assert_eq!(m.status, MissionStatus::Complete);
     assert_eq!(m.last_event_id.as_ref(), stored.last());
@@ -193,7 +200,10 @@ async fn cancel_ends_in_cancelled_and_unknown_missions_are_not_found() {
     let id = record.session_id.clone();
     let (sink, seen) = recorder();
     core.watch(&id, "window-a", sink).await.unwrap();
-    until("a few events", || event_ids(&seen.lock().unwrap()).len() >= 3).await;
+    until("a few events", || {
+        event_ids(&seen.lock().unwrap()).len() >= 3
+    })
+    .await;
     assert_eq!(core.cancel_mission(&id).await.unwrap().status, "accepted");
     core.watch_finished(&id).await;
     let seen = seen.lock().unwrap().clone();
@@ -207,15 +217,18 @@ async fn cancel_ends_in_cancelled_and_unknown_missions_are_not_found() {
         names[names.len() - 2..],
         ["turn.cancelled".to_owned(), "session.waiting".to_owned()]
     );
-    assert_eq!(statuses(&seen).last().map(String::as_str), Some("cancelled"));
+    assert_eq!(
+        statuses(&seen).last().map(String::as_str),
+        Some("cancelled")
+    );
     let again = core.cancel_mission(&id).await.unwrap_err();
-    assert_eq!(again.code, ErrorCode::Conflict, "nothing left to cancel");
+    assert_eq!(again.code(), ErrorCode::Conflict, "nothing left to cancel");
 
     let (sink, _) = recorder();
     let err = core.watch("ses_nope", "window-x", sink).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::NotFound);
+    assert_eq!(err.code(), ErrorCode::NotFound);
     assert_eq!(
-        core.cancel_mission("ses_nope").await.unwrap_err().code,
+        core.cancel_mission("ses_nope").await.unwrap_err().code(),
         ErrorCode::NotFound
     );
     core.shutdown().await;
@@ -233,7 +246,9 @@ async fn two_processes_share_one_history() {
         continuation_token: None,
         extra: Default::default(),
     };
-    a.insert(&session, &spec(), "http://127.0.0.1:1").await.unwrap();
+    a.insert(&session, &spec(), "http://127.0.0.1:1")
+        .await
+        .unwrap();
     let write = |store: MissionStore, prefix: &'static str| {
         tokio::spawn(async move {
             for i in 0..100 {
@@ -248,5 +263,9 @@ async fn two_processes_share_one_history() {
     let events = b.events("ses_shared", 0, u32::MAX).await.unwrap();
     assert_eq!(events.len(), 200);
     let seqs: Vec<u64> = events.iter().map(|e| e.seq).collect();
-    assert_eq!(seqs, (1..=200).collect::<Vec<_>>(), "no position taken twice");
+    assert_eq!(
+        seqs,
+        (1..=200).collect::<Vec<_>>(),
+        "no position taken twice"
+    );
 }

@@ -22,5 +22,5 @@ async fn health_of_a_closed_port_is_a_network_error() {
         .port();
     let conn = Connection::new(&format!("http://127.0.0.1:{port}")).unwrap();
     let err = conn.health().await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Network, "{}", err.message);
+    assert_eq!(err.code(), ErrorCode::Network, "{}", err.message());
 }

@@ -96,12 +96,12 @@ async fn a_rejected_update_keeps_the_stored_key() {
         .await
         .unwrap();
     let err = store.set(Service::Investigations, "   ").await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidInput);
+    assert_eq!(err.code(), ErrorCode::InvalidInput);
     let err = store
         .set(Service::Investigations, "two words")
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::InvalidInput);
+    assert_eq!(err.code(), ErrorCode::InvalidInput);
     let kept = secret_tool_lookup(store.namespace(), "investigations");
     assert_eq!(
         kept.as_deref(),
@@ -152,7 +152,17 @@ async fn probe_without_keyring() {
     }
     let store = KeyStore::with_namespace(unique_namespace());
     let err = store.get(Service::Citations).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::KeyringUnavailable, "{}", err.message);
+    assert_eq!(
+        err.code(),
+        ErrorCode::KeyringUnavailable,
+        "{}",
+        err.message()
+    );
     let err = store.set(Service::Citations, "k").await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::KeyringUnavailable, "{}", err.message);
+    assert_eq!(
+        err.code(),
+        ErrorCode::KeyringUnavailable,
+        "{}",
+        err.message()
+    );
 }

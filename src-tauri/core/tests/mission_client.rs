@@ -205,12 +205,12 @@ async fn cancel_is_confirmed_on_the_stream() {
     );
 
     assert_eq!(
-        c.cancel(&id).await.unwrap_err().code,
+        c.cancel(&id).await.unwrap_err().code(),
         ErrorCode::Conflict,
         "nothing left to cancel"
     );
     assert_eq!(
-        c.cancel("ses_nope").await.unwrap_err().code,
+        c.cancel("ses_nope").await.unwrap_err().code(),
         ErrorCode::NotFound
     );
 }
@@ -226,9 +226,9 @@ async fn auth_and_unknown_sessions_are_not_retried() {
         .create_session(&MissionSpec::new("x", 100))
         .await
         .unwrap_err();
-    assert_eq!(err.code, ErrorCode::Unauthorized);
+    assert_eq!(err.code(), ErrorCode::Unauthorized);
     let err = wrong.watch("ses_1", fast(), |_| {}).await.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Unauthorized);
+    assert_eq!(err.code(), ErrorCode::Unauthorized);
     let (_, c) = (
         s.faults().clone(),
         InvestigationClient::new(
@@ -240,7 +240,7 @@ async fn auth_and_unknown_sessions_are_not_retried() {
         c.watch("ses_unknown", fast(), |_| {})
             .await
             .unwrap_err()
-            .code,
+            .code(),
         ErrorCode::NotFound
     );
 }
@@ -269,7 +269,7 @@ async fn stopping_the_sandbox_ends_open_streams() {
         .await
         .unwrap()
         .unwrap();
-    assert_eq!(result.unwrap_err().code, ErrorCode::Network);
+    assert_eq!(result.unwrap_err().code(), ErrorCode::Network);
 }
 
 #[tokio::test]

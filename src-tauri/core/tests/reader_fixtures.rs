@@ -237,9 +237,9 @@ fn bad_inputs_are_errors() {
         ("bad/xxe-external-entity.docx", ErrorCode::UnsafeDocument),
     ] {
         let err = reader::read(&data(name)).unwrap_err();
-        assert_eq!(err.code, code, "{name}: {err}");
+        assert_eq!(err.code(), code, "{name}: {err}");
     }
-    assert_eq!(reader::read(b"").unwrap_err().code, ErrorCode::EmptyFile);
+    assert_eq!(reader::read(b"").unwrap_err().code(), ErrorCode::EmptyFile);
 }
 
 /// Every prefix of a few fixtures, and many with bytes changed: errors or readings,
@@ -511,7 +511,7 @@ fn hostile_packages_are_refused() {
         slide(&shape(None, &["&x;"]))
     );
     assert_eq!(
-        reader::read(&pptx(&[evil])).unwrap_err().code,
+        reader::read(&pptx(&[evil])).unwrap_err().code(),
         ErrorCode::UnsafeDocument
     );
     // A slide the presentation lists but the package lacks.
@@ -520,7 +520,7 @@ fn hostile_packages_are_refused() {
     );
     let bytes = package(DocKind::Pptx, &[("ppt/presentation.xml", pres.as_bytes())]);
     assert_eq!(
-        reader::read(&bytes).unwrap_err().code,
+        reader::read(&bytes).unwrap_err().code(),
         ErrorCode::CorruptDocument
     );
     // Malformed XML.
@@ -532,7 +532,7 @@ fn hostile_packages_are_refused() {
         )],
     );
     assert_eq!(
-        reader::read(&bytes).unwrap_err().code,
+        reader::read(&bytes).unwrap_err().code(),
         ErrorCode::CorruptDocument
     );
 }
@@ -545,5 +545,8 @@ fn a_part_inflating_past_the_cap_is_refused() {
     xml.extend_from_slice(b"</w:t></w:r></w:p></w:body></w:document>");
     let bytes = package(DocKind::Docx, &[("word/document.xml", &xml)]);
     assert!(bytes.len() < 1024 * 1024, "{}", bytes.len());
-    assert_eq!(reader::read(&bytes).unwrap_err().code, ErrorCode::TooLarge);
+    assert_eq!(
+        reader::read(&bytes).unwrap_err().code(),
+        ErrorCode::TooLarge
+    );
 }

@@ -34,12 +34,12 @@ async fn dot_dot_and_slashes_never_reach_the_server() {
     let (c, seen) = recorder().await;
     for bad in ["..", ".", "", "../cancel", "a/b"] {
         let err = c.cancel(bad).await.unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidInput, "cancel {bad:?}");
+        assert_eq!(err.code(), ErrorCode::InvalidInput, "cancel {bad:?}");
         let err = c
             .watch(bad, WatchOptions::default(), |_| {})
             .await
             .unwrap_err();
-        assert_eq!(err.code, ErrorCode::InvalidInput, "watch {bad:?}");
+        assert_eq!(err.code(), ErrorCode::InvalidInput, "watch {bad:?}");
     }
     assert_eq!(
         *seen.lock().unwrap(),

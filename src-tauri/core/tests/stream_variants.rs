@@ -364,8 +364,8 @@ async fn a_429_on_the_stream_waits_its_retry_after_and_is_no_failure() {
 async fn a_retry_after_beyond_the_cap_is_a_rate_limited_error() {
     let (c, _) = serve(vec![Reply::RetryAfterSecs(3600)]).await;
     let err = watch(&c, quick()).await.result.unwrap_err();
-    assert_eq!(err.code, ErrorCode::RateLimited, "{}", err.message);
-    assert_eq!(err.retry_after_secs, Some(3600));
+    assert_eq!(err.code(), ErrorCode::RateLimited, "{}", err.message());
+    assert_eq!(err.retry_after_secs(), Some(3600));
 }
 
 #[tokio::test]
@@ -373,8 +373,8 @@ async fn a_5xx_storm_gives_up_after_the_time_and_the_tries() {
     let (c, script) = serve(vec![Reply::Status(503)]).await;
     let started = Instant::now();
     let err = watch(&c, quick()).await.result.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Network, "{}", err.message);
-    assert!(err.message.contains("lost"), "{}", err.message);
+    assert_eq!(err.code(), ErrorCode::Network, "{}", err.message());
+    assert!(err.message().contains("lost"), "{}", err.message());
     assert!(started.elapsed() >= Duration::from_millis(200));
     assert!(script.requests().len() >= 3);
 }
@@ -391,8 +391,8 @@ async fn a_refused_connection_gives_up_with_a_network_error() {
         ApiKey::parse("k").unwrap(),
     );
     let err = watch(&c, quick()).await.result.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Network, "{}", err.message);
-    assert!(err.message.contains("lost"), "{}", err.message);
+    assert_eq!(err.code(), ErrorCode::Network, "{}", err.message());
+    assert!(err.message().contains("lost"), "{}", err.message());
 }
 
 #[tokio::test]
@@ -458,7 +458,7 @@ async fn an_endless_line_is_a_protocol_error() {
     let (c, _) = serve(vec![Reply::Sse(BIG.as_str())]).await;
     let w = watch(&c, quick()).await;
     let err = w.result.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Protocol, "{}", err.message);
+    assert_eq!(err.code(), ErrorCode::Protocol, "{}", err.message());
     assert_eq!(names(&w.events), ["a:1"], "what came before is delivered");
 
     let (c, _) = serve(vec![Reply::Ndjson(format!(
@@ -467,5 +467,5 @@ async fn an_endless_line_is_a_protocol_error() {
     ))])
     .await;
     let err = watch(&c, quick()).await.result.unwrap_err();
-    assert_eq!(err.code, ErrorCode::Protocol, "{}", err.message);
+    assert_eq!(err.code(), ErrorCode::Protocol, "{}", err.message());
 }
