@@ -13,21 +13,73 @@ use axum::{Json, Router};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde_json::{Value, json};
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The sandbox's bound on citations per paragraph.
 pub const MAX_CITATIONS: u64 = 5;
-const SESSION_COOKIE: &str = "cb_session";
+pub(crate) const SESSION_COOKIE: &str = "cb_session";
+/// Who the JSON sign-in signs in as.
+const SANDBOX_EMAIL: &str = "sandbox@casebook.invalid";
 
-/// The one sandbox account: its usage counters and signed-in browser sessions.
+/// The sandbox's usage counters (shared by every key) and its signed-in browser
+/// sessions, each with the email it signed in with.
 #[derive(Default)]
 pub struct Accounts {
     parse_calls: AtomicU64,
     cite_calls: AtomicU64,
-    sessions: Mutex<HashSet<String>>,
+    sessions: Mutex<HashMap<String, String>>,
+}
+
+impl Accounts {
+    /// Starts a session for `email`; returns the `Set-Cookie` value that carries it.
+    pub(crate) fn open_session(&self, email: &str) -> String {
+        let token = format!("{:016x}{:016x}", rand_u64(), rand_u64());
+        self.sessions
+            .lock()
+            .unwrap()
+            .insert(token.clone(), email.to_owned());
+        // Path=/ so the console at the base URL and the API under /citations both see it.
+        format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax")
+    }
+
+    /// The email of the session the request's cookie names, if it is one.
+    pub(crate) fn signed_in(&self, headers: &HeaderMap) -> Option<String> {
+        let token = headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(';'))
+            .filter_map(|kv| kv.trim().split_once('='))
+            .find(|(k, _)| *k == SESSION_COOKIE)
+            .map(|(_, v)| v.to_owned())?;
+        self.sessions.lock().unwrap().get(&token).cloned()
+    }
+
+    /// Ends the request's session, if any.
+    pub(crate) fn close_session(&self, headers: &HeaderMap) {
+        let mut sessions = self.sessions.lock().unwrap();
+        for v in headers
+            .get_all(header::COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+        {
+            for (k, token) in v.split(';').filter_map(|kv| kv.trim().split_once('=')) {
+                if k == SESSION_COOKIE {
+                    sessions.remove(token);
+                }
+            }
+        }
+    }
+
+    pub(crate) fn usage(&self) -> (u64, u64) {
+        (
+            self.parse_calls.load(Ordering::Relaxed),
+            self.cite_calls.load(Ordering::Relaxed),
+        )
+    }
 }
 
 pub fn routes() -> Router<Arc<Shared>> {
@@ -312,17 +364,10 @@ async fn cite(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body)
     result.unwrap_or_else(|r| r)
 }
 
-/// Sandbox-only: signs the browser in to the one sandbox account.
+/// Sandbox-only: signs the browser in as the sandbox account.
 async fn sign_in(State(shared): State<Arc<Shared>>) -> Response {
-    let token = format!("{:016x}{:016x}", rand_u64(), rand_u64());
-    shared
-        .citations
-        .sessions
-        .lock()
-        .unwrap()
-        .insert(token.clone());
+    let cookie = shared.citations.open_session(SANDBOX_EMAIL);
     let mut resp = Json(json!({"ok": true})).into_response();
-    let cookie = format!("{SESSION_COOKIE}={token}; Path=/citations; HttpOnly; SameSite=Strict");
     resp.headers_mut().insert(
         header::SET_COOKIE,
         HeaderValue::from_str(&cookie).expect("ascii cookie"),
@@ -331,20 +376,11 @@ async fn sign_in(State(shared): State<Arc<Shared>>) -> Response {
 }
 
 async fn me(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    let token = headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == SESSION_COOKIE)
-        .map(|(_, v)| v.to_owned());
-    let signed_in = token.is_some_and(|t| shared.citations.sessions.lock().unwrap().contains(&t));
-    if !signed_in {
+    let Some(email) = shared.citations.signed_in(&headers) else {
         return crate::auth::unauthorized(
             "Sign in first: this endpoint uses a session cookie, not a bearer key.",
         );
-    }
+    };
     let keys: Vec<Value> = shared
         .keys
         .iter()
@@ -354,11 +390,12 @@ async fn me(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
             json!({"id": format!("key_{}", i + 1), "name": if i == 0 { "Sandbox key" } else { "Key" }, "masked": format!("••••{tail}"), "createdAt": "2026-01-01T00:00:00Z"})
         })
         .collect();
+    let (parse_calls, cite_calls) = shared.citations.usage();
     Json(json!({
-        "account": {"id": "acct_sandbox", "email": "sandbox@casebook.invalid", "name": "Sandbox account"},
+        "account": {"id": "acct_sandbox", "email": email, "name": "Sandbox account"},
         "usage": {
-            "parseCalls": shared.citations.parse_calls.load(Ordering::Relaxed),
-            "citeCalls": shared.citations.cite_calls.load(Ordering::Relaxed),
+            "parseCalls": parse_calls,
+            "citeCalls": cite_calls,
         },
         "keys": keys,
     }))

@@ -14,6 +14,7 @@ mod admin;
 mod auth;
 mod body;
 mod citations;
+mod console;
 mod discovery;
 pub mod engine;
 pub mod faults;

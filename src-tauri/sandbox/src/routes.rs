@@ -8,6 +8,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
     let faults = shared.faults.clone();
     Router::new()
         .merge(crate::citations::routes())
+        .merge(crate::console::routes())
         .merge(crate::discovery::routes())
         .merge(crate::missions::routes())
         .merge(crate::admin::routes())

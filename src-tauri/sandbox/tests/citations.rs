@@ -439,6 +439,61 @@ async fn account_endpoint_uses_a_session_cookie() {
 }
 
 #[tokio::test]
+async fn the_console_signs_a_browser_in_with_a_plain_form() {
+    let s = sandbox().await;
+    let browser = reqwest::Client::builder()
+        .cookie_store(true)
+        .build()
+        .unwrap();
+    let page = browser.get(s.base_url()).send().await.unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().await.unwrap();
+    assert!(
+        html.contains("name=\"email\"") && html.contains("name=\"password\""),
+        "{html}"
+    );
+    assert!(!html.contains("<script"), "the console needs no script");
+
+    let blank = browser
+        .post(format!("{}/console/sign-in", s.base_url()))
+        .form(&[("email", " "), ("password", "x")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(blank.status(), 400);
+    let me = format!("{}/citations/api/me", s.base_url());
+    assert_eq!(browser.get(&me).send().await.unwrap().status(), 401);
+
+    let signed = browser
+        .post(format!("{}/console/sign-in", s.base_url()))
+        .form(&[("email", "ada@example.org"), ("password", "anything")])
+        .send()
+        .await
+        .unwrap();
+    // Followed the 303 back to the console, which now knows the browser.
+    assert_eq!(signed.status(), 200);
+    assert!(signed.text().await.unwrap().contains("ada@example.org"));
+    let body: Value = browser.get(&me).send().await.unwrap().json().await.unwrap();
+    assert_eq!(body["account"]["email"], "ada@example.org", "{body}");
+    post(
+        &s,
+        "/citations/v1/cite",
+        Some(s.key()),
+        json!({"essay": "x"}),
+    )
+    .await;
+    let body: Value = browser.get(&me).send().await.unwrap().json().await.unwrap();
+    assert_eq!(body["usage"]["citeCalls"], 1, "{body}");
+
+    browser
+        .post(format!("{}/console/sign-out", s.base_url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(browser.get(&me).send().await.unwrap().status(), 401);
+}
+
+#[tokio::test]
 async fn discovery_documents_are_served() {
     let s = sandbox().await;
     let spec: Value = reqwest::get(format!("{}/openapi.json", s.base_url()))
