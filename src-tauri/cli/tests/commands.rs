@@ -369,3 +369,90 @@ fn keys_set_status_delete_in_the_real_keyring() {
     ok(&casebook(&["keys", "delete", "investigations"], &[], None));
     assert!(stored_investigations_key().is_empty());
 }
+
+/// The CLI against a server that makes other legal choices than our sandbox's
+/// default: no event ids, a cut that replays from the start, another completion
+/// name then 204; parse answers of another shape; 202 for success.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_cli_reads_other_legal_servers_tolerantly() {
+    use casebook_sandbox::{EventIds, ParseShape, SandboxConfig};
+    let service = casebook_sandbox::start(SandboxConfig {
+        mission_events: Some(30),
+        mission_pace_ms: Some(0),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let faults = service.faults();
+    faults.set_event_ids(EventIds::None);
+    faults.set_completion_event(Some("mission.finished"));
+    faults.set_done_status_204(true);
+    faults.set_parse_shape(ParseShape::Alternate);
+    faults.set_success_status(Some(axum_status(202)));
+    let url = service.base_url().to_owned();
+    let key = service.key().to_owned();
+    let env = [
+        ("CASEBOOK_INVESTIGATIONS_KEY", key.as_str()),
+        ("CASEBOOK_CITATIONS_KEY", key.as_str()),
+    ];
+    let run = move |args: Vec<String>| {
+        let env = env.map(|(k, v)| (k, v.to_owned()));
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            casebook(&args, &env, None)
+        })
+    };
+    let out = run(vec![
+        "--base-url".into(),
+        url.clone(),
+        "mission".into(),
+        "start".into(),
+        "--objective".into(),
+        "Does shade reduce heat stroke?".into(),
+        "--follow".into(),
+        "--json".into(),
+    ])
+    .await
+    .unwrap();
+    let text = ok(&out);
+    let events: Vec<serde_json::Value> = text
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(events.iter().all(|e| e["id"].is_null()), "no ids were sent");
+    assert_eq!(events.last().unwrap()["event"], "mission.finished");
+    assert_eq!(
+        events.iter().filter(|e| e["event"] == "plan").count(),
+        1,
+        "nothing twice"
+    );
+
+    let parsed = run(vec![
+        "--base-url".into(),
+        url.clone(),
+        "parse".into(),
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/data/docx/long-lorem-endnote.docx"
+        )
+        .into(),
+    ])
+    .await
+    .unwrap();
+    let shown = ok(&parsed);
+    assert!(
+        shown.contains("\"blocks\""),
+        "another shape is shown as it came: {shown}"
+    );
+    assert!(
+        String::from_utf8_lossy(&parsed.stderr).contains("preview"),
+        "with a note saying so"
+    );
+    service.stop().await;
+}
+
+fn axum_status(code: u16) -> axum::http::StatusCode {
+    axum::http::StatusCode::from_u16(code).unwrap()
+}

@@ -152,7 +152,7 @@ pub fn request_body(input: &Input<'_>, options: Option<&CiteOptions>) -> Result<
             body.resize(start + encoded, 0);
             let written = B64.encode_slice(bytes, &mut body[start..]).map_err(|e| {
                 Error::new(
-                    ErrorCode::Protocol,
+                    ErrorCode::Internal,
                     format!("Cannot encode the document: {e}"),
                 )
             })?;

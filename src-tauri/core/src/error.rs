@@ -149,10 +149,6 @@ impl Error {
         self.code == ErrorCode::RateLimited
     }
 
-    pub fn is_too_large(&self) -> bool {
-        self.code == ErrorCode::TooLarge
-    }
-
     /// True for the kinds of failure that say something about the user's file
     /// rather than about the service or the connection.
     pub fn is_bad_document(&self) -> bool {

@@ -225,12 +225,7 @@ impl MissionStore {
             f(&mut guard)
         })
         .await
-        .map_err(|e| {
-            Error::new(
-                ErrorCode::Io,
-                format!("The mission history task failed: {e}"),
-            )
-        })?
+        .map_err(|e| Error::internal(format!("The mission history task failed: {e}")))?
     }
 
     pub async fn schema_version(&self) -> Result<u32> {
@@ -268,7 +263,7 @@ impl MissionStore {
                 ],
             )
             .map_err(db_err)?;
-            get(c, &session.session_id)?.ok_or_else(|| Error::new(ErrorCode::Io, "The mission was not saved."))
+            get(c, &session.session_id)?.ok_or_else(|| Error::internal("The mission was not saved."))
         })
         .await
     }

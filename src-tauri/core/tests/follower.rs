@@ -193,6 +193,59 @@ async fn a_cut_stream_reconnects_without_repeating_an_event() {
     core.shutdown().await;
 }
 
+/// Opaque ids resume a cut stream, and a completion of another name, then 204 to
+/// the next request, ends the mission complete, never in error.
+#[tokio::test(flavor = "multi_thread")]
+async fn opaque_ids_and_another_completion_then_204_end_complete() {
+    let (core, seen, _dir) = casebook(0, 40).await;
+    let base = core.base_url().await.unwrap();
+    let faults = reqwest::Client::new()
+        .post(format!("{base}/_sandbox/faults"))
+        .bearer_auth(casebook_sandbox::DEMO_KEY)
+        .json(&serde_json::json!({
+            "eventIds": "opaque",
+            "completionEvent": "mission.finished",
+            "doneStatus204": true,
+            "dropStreamAfter": 7,
+        }))
+        .send()
+        .await
+        .unwrap();
+    assert!(faults.status().is_success());
+    let record = core.start_mission(&spec()).await.unwrap();
+    let id = record.session_id.clone();
+    let (sink, log) = recorder();
+    core.watch(&id, "window-a", sink).await.unwrap();
+    core.watch_finished(&id).await;
+    let log = log.lock().unwrap().clone();
+    let ids = event_ids(&log);
+    let unique: std::collections::HashSet<&String> = ids.iter().collect();
+    assert_eq!(unique.len(), ids.len(), "each event once: {ids:?}");
+    assert!(ids.iter().all(|i| i.starts_with("ev_")), "{ids:?}");
+    let names: Vec<String> = log
+        .iter()
+        .filter(|m| m["type"] == "events")
+        .flat_map(|m| m["events"].as_array().unwrap().clone())
+        .map(|e| e["event"]["event"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names.last().map(String::as_str), Some("mission.finished"));
+    assert_eq!(statuses(&log).last().map(String::as_str), Some("complete"));
+    assert_eq!(
+        core.mission(&id).await.unwrap().status,
+        MissionStatus::Complete
+    );
+    assert!(
+        !seen
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(_, s)| *s == MissionStatus::Error),
+        "a server that simply finished is not an error"
+    );
+    core.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn cancel_ends_in_cancelled_and_unknown_missions_are_not_found() {
     let (core, _, _dir) = casebook(50, 200).await;
