@@ -2,10 +2,11 @@
 //! history and its follower, and the citing jobs. The Tauri shell and the CLI are
 //! adapters over [`Casebook`]; nothing here knows about windows or terminals.
 
+use crate::account::{self, AccountView, Me, SessionCookie, SessionSource};
 use crate::backend::{self, Backend, BackendMode, SandboxOptions};
 use crate::citations::{CitationClient, CiteOptions, Input, Preview};
 use crate::documents::{self, DocumentInfo};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorCode, Result};
 use crate::follower::{Follower, Observer, Sink};
 use crate::jobs::{self, CiteJobs, CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile};
 use crate::keys::{KeyStatus, KeyStore, Service};
@@ -225,6 +226,60 @@ impl Casebook {
         self.keys.status(service).await
     }
 
+    // The account.
+
+    /// The account the stored session belongs to, as `GET /citations/api/me` says.
+    /// A session the service no longer accepts is [`AccountView::Expired`], not an error.
+    pub async fn account(&self) -> Result<AccountView> {
+        let conn = self.with_backend(|b| b.connection().clone()).await?;
+        let session = match self.keys.get_session().await? {
+            Some(s) if s.applies_to(&conn.origin()) => s,
+            // A session from another service is never sent to this one.
+            _ => return Ok(AccountView::SignedOut),
+        };
+        Ok(match account::fetch(&conn, &session.cookie).await? {
+            Me::Account(account) => AccountView::SignedIn {
+                account,
+                source: session.source,
+            },
+            Me::Unauthorized(said) => AccountView::Expired {
+                message: expired_message(session.source, said),
+                source: session.source,
+            },
+        })
+    }
+
+    /// Keeps `cookie_header` (the cookies the service's console set) as the session,
+    /// once the account endpoint accepts it. Until then: an `unauthorized` error,
+    /// and nothing is stored.
+    pub async fn sign_in_with_cookies(&self, cookie_header: &str) -> Result<AccountView> {
+        let cookie = SessionCookie::parse(cookie_header)?;
+        let conn = self.with_backend(|b| b.connection().clone()).await?;
+        match account::fetch(&conn, &cookie).await? {
+            Me::Account(account) => {
+                self.keys.set_session(&conn.origin(), &cookie).await?;
+                Ok(AccountView::SignedIn {
+                    account,
+                    source: SessionSource::Keyring,
+                })
+            }
+            Me::Unauthorized(_) => Err(Error::new(
+                ErrorCode::Unauthorized,
+                "The service does not accept these cookies as a session yet: sign in in the console window.",
+            )
+            .with_status(401)),
+        }
+    }
+
+    /// Forgets the stored session. The environment's, if set, still applies.
+    pub async fn sign_out(&self) -> Result<AccountView> {
+        self.keys.delete_session().await?;
+        match self.keys.get_session().await? {
+            Some(_) => self.account().await,
+            None => Ok(AccountView::SignedOut),
+        }
+    }
+
     // Citing.
 
     pub async fn citations(&self) -> Result<CitationClient> {
@@ -413,6 +468,21 @@ pub async fn preview_with(client: &CitationClient, source: &CiteSource) -> Resul
             client.preview(&input, Some(&doc.bytes)).await
         }
         CiteSource::Essay { text } => client.preview(&Input::essay(text)?, None).await,
+    }
+}
+
+fn expired_message(source: SessionSource, said: Option<String>) -> String {
+    let why = said
+        .map(|s| format!(" (The service said: {s})"))
+        .unwrap_or_default();
+    match source {
+        SessionSource::Keyring => {
+            format!("Your session has expired or was ended at the service: sign in again.{why}")
+        }
+        SessionSource::Environment => format!(
+            "The service no longer accepts the session in {}: sign in again and set it anew.{why}",
+            crate::keys::SESSION_ENV
+        ),
     }
 }
 

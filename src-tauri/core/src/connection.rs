@@ -81,6 +81,26 @@ impl Connection {
             .header(reqwest::header::AUTHORIZATION, value)
     }
 
+    /// A GET of `path` carrying the session in the `Cookie` header: the one place a
+    /// session cookie leaves Casebook.
+    pub(crate) fn with_session(
+        &self,
+        path: &str,
+        session: &crate::account::SessionCookie,
+    ) -> reqwest::RequestBuilder {
+        let mut value = reqwest::header::HeaderValue::from_str(session.expose())
+            .expect("SessionCookie::parse admits only what a header value takes");
+        value.set_sensitive(true);
+        self.http
+            .get(self.url(path))
+            .header(reqwest::header::COOKIE, value)
+    }
+
+    /// The origin (scheme, host, port) a session belongs to.
+    pub fn origin(&self) -> String {
+        self.base.origin().ascii_serialization()
+    }
+
     pub(crate) fn url(&self, path: &str) -> Url {
         let mut url = self.base.clone();
         let joined = format!("{}{}", self.base.path().trim_end_matches('/'), path);

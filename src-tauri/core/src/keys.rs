@@ -4,6 +4,7 @@
 //! which has no `Serialize`: the one way to read it is [`ApiKey::expose`], called
 //! where the `Authorization` header is built.
 
+use crate::account::{SessionCookie, SessionSource};
 use crate::error::{Error, ErrorCode, Result};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -243,6 +244,94 @@ impl KeyStore {
     }
 }
 
+/// The keyring entry (user name) holding the account session.
+pub const SESSION_ENTRY: &str = "session";
+/// The environment variable that overrides the stored session, for scripts and CI.
+pub const SESSION_ENV: &str = "CASEBOOK_SESSION_COOKIE";
+
+/// The session cookie and the origin it was issued by: it is sent nowhere else.
+/// `origin` is `None` for the environment's, which the user aims themselves.
+#[derive(Debug, Clone)]
+pub struct StoredSession {
+    pub origin: Option<String>,
+    pub cookie: SessionCookie,
+    pub source: SessionSource,
+}
+
+impl StoredSession {
+    pub fn applies_to(&self, origin: &str) -> bool {
+        self.origin.as_deref().is_none_or(|o| o == origin)
+    }
+}
+
+impl KeyStore {
+    fn session_entry(&self) -> Result<keyring::Entry> {
+        keyring::Entry::new(&self.namespace, SESSION_ENTRY).map_err(keyring_error)
+    }
+
+    /// Keeps `cookie`, issued by `origin`, as the one session, replacing any earlier one.
+    pub async fn set_session(&self, origin: &str, cookie: &SessionCookie) -> Result<()> {
+        let secret = serde_json::json!({"origin": origin, "cookie": cookie.expose()}).to_string();
+        let store = self.clone();
+        blocking(move || {
+            store
+                .session_entry()?
+                .set_password(&secret)
+                .map_err(keyring_error)
+        })
+        .await
+    }
+
+    /// The session: from the environment override, else the keyring. A stored entry
+    /// that cannot be read as one is treated as none, so it is never sent anywhere.
+    pub async fn get_session(&self) -> Result<Option<StoredSession>> {
+        if self.use_env
+            && let Ok(raw) = std::env::var(SESSION_ENV)
+            && !raw.trim().is_empty()
+        {
+            return Ok(Some(StoredSession {
+                origin: None,
+                cookie: SessionCookie::parse(&raw)
+                    .map_err(|e| Error::invalid_input(format!("{SESSION_ENV}: {}", e.message)))?,
+                source: SessionSource::Environment,
+            }));
+        }
+        let store = self.clone();
+        blocking(move || match store.session_entry()?.get_password() {
+            Ok(secret) => {
+                let v: serde_json::Value = serde_json::from_str(&secret).unwrap_or_default();
+                let origin = v.get("origin").and_then(|o| o.as_str());
+                let cookie = v
+                    .get("cookie")
+                    .and_then(|c| c.as_str())
+                    .and_then(|c| SessionCookie::parse(c).ok());
+                Ok(match (origin, cookie) {
+                    (Some(o), Some(cookie)) => Some(StoredSession {
+                        origin: Some(o.to_owned()),
+                        cookie,
+                        source: SessionSource::Keyring,
+                    }),
+                    _ => None,
+                })
+            }
+            Err(keyring::Error::NoEntry) => Ok(None),
+            Err(e) => Err(keyring_error(e)),
+        })
+        .await
+    }
+
+    /// Forgets the stored session. Returns whether there was one.
+    pub async fn delete_session(&self) -> Result<bool> {
+        let store = self.clone();
+        blocking(move || match store.session_entry()?.delete_credential() {
+            Ok(()) => Ok(true),
+            Err(keyring::Error::NoEntry) => Ok(false),
+            Err(e) => Err(keyring_error(e)),
+        })
+        .await
+    }
+}
+
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(f).await.map_err(|e| {
         Error::new(
@@ -258,7 +347,7 @@ fn keyring_error(err: keyring::Error) -> Error {
     Error::new(
         ErrorCode::KeyringUnavailable,
         format!(
-            "The system keyring is not available ({detail}). Casebook keeps API keys only in the keyring: start or unlock it (GNOME Keyring, KWallet) and try again."
+            "The system keyring is not available ({detail}). Casebook keeps API keys and the account session only in the keyring: start or unlock it (GNOME Keyring, KWallet) and try again."
         ),
     )
 }

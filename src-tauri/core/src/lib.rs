@@ -3,6 +3,7 @@
 //! The app crate and the `casebook` CLI are thin shells over this crate, so every
 //! behaviour a user sees can be tested headless against the sandbox.
 
+pub mod account;
 mod api;
 pub mod app;
 pub mod backend;
