@@ -24,6 +24,10 @@ const COMMANDS: &[&str] = &[
     "cancel_mission",
     "export_mission",
     "open_link",
+    "account",
+    "sign_in",
+    "sign_out",
+    "open_console",
 ];
 
 fn main() {

@@ -51,6 +51,11 @@ pub fn typescript() -> String {
         casebook_core::follower::MissionUpdate,
         casebook_core::follower::MissionStatusChanged,
         casebook_core::transcript::ExportFormat,
+        casebook_core::account::SessionSource,
+        casebook_core::account::UsageCounter,
+        casebook_core::account::AccountKey,
+        casebook_core::account::Account,
+        casebook_core::account::AccountView,
     ];
     let mut out = String::from(
         "// Generated from the Rust types by `make bindings` (src-tauri/src/bindings.rs). Do not edit.\n\n",

@@ -1,8 +1,9 @@
 //! Every command the UI calls: each a one-liner over [`Casebook`] in core, plus the
 //! native dialog or window it needs. Errors reach the UI as `{code, message}`.
 
-use crate::{dialog, opener, windows};
+use crate::{console, dialog, opener, windows};
 use casebook_core::Error;
+use casebook_core::account::AccountView;
 use casebook_core::app::{AppInfo, Casebook, Health};
 use casebook_core::citations::{CiteOptions, Preview};
 use casebook_core::documents::DocumentInfo;
@@ -184,4 +185,27 @@ pub async fn export_mission(
 #[tauri::command]
 pub fn open_link(url: String) -> Result<(), Error> {
     opener::open_url(&url)
+}
+
+/// The signed-in account, its usage and keys; signed out or expired says so.
+#[tauri::command]
+pub async fn account(core: Core<'_>) -> Result<AccountView, Error> {
+    core.account().await
+}
+
+/// Opens the service's console to sign in; `account-changed` follows once signed in.
+#[tauri::command]
+pub async fn sign_in<R: Runtime>(app: AppHandle<R>, core: Core<'_>) -> Result<(), Error> {
+    console::open(&app, core.inner().clone(), &core.base_url().await?)
+}
+
+#[tauri::command]
+pub async fn sign_out(core: Core<'_>) -> Result<AccountView, Error> {
+    core.sign_out().await
+}
+
+/// The service's console in the system browser, where keys are made.
+#[tauri::command]
+pub async fn open_console(core: Core<'_>) -> Result<(), Error> {
+    opener::open_url(&core.base_url().await?)
 }

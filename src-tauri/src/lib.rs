@@ -6,6 +6,7 @@
 
 pub mod bindings;
 pub mod commands;
+pub mod console;
 mod dialog;
 mod notify;
 mod opener;
@@ -46,6 +47,10 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
             commands::cancel_mission,
             commands::export_mission,
             commands::open_link,
+            commands::account,
+            commands::sign_in,
+            commands::sign_out,
+            commands::open_console,
         ])
         .on_window_event(|window, event| {
             if let tauri::WindowEvent::Destroyed = event

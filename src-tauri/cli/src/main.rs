@@ -67,6 +67,13 @@ enum Command {
     },
     /// Cite a document, save the rewritten copy and say what changed.
     Cite(CiteArgs),
+    /// Who you are signed in as at the citation service, its usage counters and keys.
+    /// The session comes from the app's sign-in (the keyring) or CASEBOOK_SESSION_COOKIE.
+    Account {
+        /// Print the account as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Start, follow, list, export and cancel missions.
     Mission {
         #[command(subcommand)]
@@ -291,6 +298,11 @@ async fn dispatch(command: Command, core: &Core) -> Result<(), Error> {
             Ok(())
         }
         Command::Cite(args) => cite(core.backend()?, args).await,
+        Command::Account { json } => {
+            let view = casebook_core::account::view(core.backend()?.connection(), &KeyStore::new())
+                .await?;
+            output::print_account(view, json)
+        }
         Command::Mission { action } => mission(core.casebook(), action).await,
     }
 }

@@ -1,10 +1,12 @@
 //! What the CLI prints: progress on stderr (only on a terminal), results on stdout.
 
+use casebook_core::account::AccountView;
 use casebook_core::citations::{Preview, PreviewSource};
 use casebook_core::http::Progress;
 use casebook_core::jobs::Cited;
 use casebook_core::store::{MissionRecord, StoredEvent};
 use casebook_core::transcript::rfc3339;
+use casebook_core::{Error, ErrorCode};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
@@ -151,4 +153,75 @@ pub fn print_missions(missions: &[MissionRecord], json: bool) {
             rfc3339(m.created_at)
         );
     }
+}
+
+/// The signed-in account; signed out and expired are errors (exit 3), so scripts can tell.
+pub fn print_account(view: AccountView, json: bool) -> Result<(), Error> {
+    let account = match view {
+        AccountView::SignedIn { account, .. } => account,
+        AccountView::Expired { message, .. } => {
+            return Err(Error::new(ErrorCode::Unauthorized, message));
+        }
+        AccountView::SignedOut => {
+            return Err(Error::new(
+                ErrorCode::Unauthorized,
+                format!(
+                    "Not signed in: sign in from the app (Settings → Account), or set {}.",
+                    casebook_core::keys::SESSION_ENV
+                ),
+            ));
+        }
+    };
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&account).unwrap_or_default()
+        );
+        return Ok(());
+    }
+    let who: Vec<String> = [&account.name, &account.email]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    let known = !who.is_empty() || !account.usage.is_empty() || account.has_key_list;
+    if !who.is_empty() || account.id.is_some() {
+        let id = account
+            .id
+            .as_ref()
+            .map(|i| format!(" ({i})"))
+            .unwrap_or_default();
+        println!("Account: {}{id}", who.join(" · "));
+    }
+    if !account.usage.is_empty() {
+        println!("Usage:");
+        let width = account
+            .usage
+            .iter()
+            .map(|u| u.label.chars().count())
+            .max()
+            .unwrap_or(0);
+        for u in &account.usage {
+            println!("  {:<width$}  {}", u.label, u.value);
+        }
+    }
+    if account.has_key_list {
+        println!("Keys:");
+        if account.keys.is_empty() {
+            println!("  none");
+        }
+        for k in &account.keys {
+            let mut parts = vec![k.name.clone().unwrap_or_else(|| "(unnamed)".into())];
+            parts.extend(k.masked.clone());
+            if let Some(c) = &k.created {
+                parts.push(format!("created {c}"));
+            }
+            println!("  {}", parts.join("  "));
+        }
+    }
+    if !known {
+        // Nothing Casebook recognises: the answer as it came.
+        println!("{}", account.raw);
+    }
+    Ok(())
 }

@@ -11,6 +11,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::http::{
     MAX_JSON_ANSWER_BYTES, REQUEST_TIMEOUT, RetryPolicy, error_from, read_limited, with_retries,
 };
+use crate::keys::KeyStore;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::fmt;
@@ -200,6 +201,41 @@ pub async fn fetch(conn: &Connection, cookie: &SessionCookie) -> Result<Me> {
         .with_status(status.as_u16())
     })?;
     Ok(Me::Account(read_account(&value)))
+}
+
+/// The account the stored session (in `keys`) belongs to, as the service at `conn`
+/// says. A session the service no longer accepts is [`AccountView::Expired`].
+pub async fn view(conn: &Connection, keys: &KeyStore) -> Result<AccountView> {
+    let session = match keys.get_session().await? {
+        Some(s) if s.applies_to(&conn.origin()) => s,
+        // A session from another service is never sent to this one.
+        _ => return Ok(AccountView::SignedOut),
+    };
+    Ok(match fetch(conn, &session.cookie).await? {
+        Me::Account(account) => AccountView::SignedIn {
+            account,
+            source: session.source,
+        },
+        Me::Unauthorized(said) => AccountView::Expired {
+            message: expired_message(session.source, said),
+            source: session.source,
+        },
+    })
+}
+
+fn expired_message(source: SessionSource, said: Option<String>) -> String {
+    let why = said
+        .map(|s| format!(" (The service said: {s})"))
+        .unwrap_or_default();
+    match source {
+        SessionSource::Keyring => {
+            format!("Your session has expired or was ended at the service: sign in again.{why}")
+        }
+        SessionSource::Environment => format!(
+            "The service no longer accepts the session in {}: sign in again and set it anew.{why}",
+            crate::keys::SESSION_ENV
+        ),
+    }
 }
 
 /// The most of the raw answer kept for display.

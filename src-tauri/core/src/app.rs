@@ -232,21 +232,7 @@ impl Casebook {
     /// A session the service no longer accepts is [`AccountView::Expired`], not an error.
     pub async fn account(&self) -> Result<AccountView> {
         let conn = self.with_backend(|b| b.connection().clone()).await?;
-        let session = match self.keys.get_session().await? {
-            Some(s) if s.applies_to(&conn.origin()) => s,
-            // A session from another service is never sent to this one.
-            _ => return Ok(AccountView::SignedOut),
-        };
-        Ok(match account::fetch(&conn, &session.cookie).await? {
-            Me::Account(account) => AccountView::SignedIn {
-                account,
-                source: session.source,
-            },
-            Me::Unauthorized(said) => AccountView::Expired {
-                message: expired_message(session.source, said),
-                source: session.source,
-            },
-        })
+        account::view(&conn, &self.keys).await
     }
 
     /// Keeps `cookie_header` (the cookies the service's console set) as the session,
@@ -468,21 +454,6 @@ pub async fn preview_with(client: &CitationClient, source: &CiteSource) -> Resul
             client.preview(&input, Some(&doc.bytes)).await
         }
         CiteSource::Essay { text } => client.preview(&Input::essay(text)?, None).await,
-    }
-}
-
-fn expired_message(source: SessionSource, said: Option<String>) -> String {
-    let why = said
-        .map(|s| format!(" (The service said: {s})"))
-        .unwrap_or_default();
-    match source {
-        SessionSource::Keyring => {
-            format!("Your session has expired or was ended at the service: sign in again.{why}")
-        }
-        SessionSource::Environment => format!(
-            "The service no longer accepts the session in {}: sign in again and set it anew.{why}",
-            crate::keys::SESSION_ENV
-        ),
     }
 }
 

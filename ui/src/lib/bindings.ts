@@ -140,3 +140,21 @@ export type MissionUpdate = { "type": "mission", mission: MissionRecord, } | { "
 export type MissionStatusChanged = { sessionId: string, status: MissionStatus, };
 
 export type ExportFormat = "markdown" | "json";
+
+export type SessionSource = "keyring" | "environment";
+
+export type UsageCounter = { name: string, label: string, value: number, };
+
+export type AccountKey = { name: string | null, masked: string | null, created: string | null, id: string | null, };
+
+export type Account = { email: string | null, name: string | null, id: string | null, usage: Array<UsageCounter>, keys: Array<AccountKey>, 
+/**
+ * Whether the answer had a key list at all (an empty list is not a missing one).
+ */
+hasKeyList: boolean, 
+/**
+ * The whole answer as pretty JSON, for what Casebook does not know.
+ */
+raw: string, };
+
+export type AccountView = { "state": "signedOut" } | { "state": "expired", message: string, source: SessionSource, } | { "state": "signedIn", account: Account, source: SessionSource, };
