@@ -21,6 +21,8 @@ const COMMANDS: &[&str] = &[
     "list_missions",
     "open_mission",
     "watch_mission",
+    "mission_events",
+    "mission_kinds",
     "cancel_mission",
     "export_mission",
     "open_link",

@@ -4,7 +4,7 @@
 use crate::{console, dialog, opener, windows};
 use casebook_core::Error;
 use casebook_core::account::AccountView;
-use casebook_core::app::{AppInfo, Casebook, Health};
+use casebook_core::app::{AppInfo, Casebook, EventPage, Health};
 use casebook_core::citations::{CiteOptions, Preview};
 use casebook_core::documents::DocumentInfo;
 use casebook_core::follower::MissionUpdate;
@@ -12,7 +12,7 @@ use casebook_core::jobs::{CiteOutcome, CiteProgress, CiteSource, SaveReport, Sav
 use casebook_core::keys::{KeyStatus, Service};
 use casebook_core::missions::{CancelAck, MissionSpec};
 use casebook_core::settings::Settings;
-use casebook_core::store::MissionRecord;
+use casebook_core::store::{EventFilter, KindCount, MissionRecord};
 use casebook_core::transcript::ExportFormat;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -158,7 +158,25 @@ pub async fn watch_mission<R: Runtime>(
     on_event: Channel<MissionUpdate>,
 ) -> Result<(), Error> {
     let sink = Box::new(move |u| on_event.send(u).is_ok());
-    core.watch(&session_id, window.label(), sink).await
+    core.watch(&session_id, window.label(), sink, false).await
+}
+
+/// A page of the timeline: the window holds only what it shows.
+#[tauri::command]
+pub async fn mission_events(
+    core: Core<'_>,
+    session_id: String,
+    filter: EventFilter,
+    offset: u64,
+    limit: u32,
+) -> Result<EventPage, Error> {
+    core.mission_events(&session_id, &filter, offset, limit)
+        .await
+}
+
+#[tauri::command]
+pub async fn mission_kinds(core: Core<'_>, session_id: String) -> Result<Vec<KindCount>, Error> {
+    core.mission_kinds(&session_id).await
 }
 
 #[tauri::command]

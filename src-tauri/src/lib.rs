@@ -44,6 +44,8 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
             commands::list_missions,
             commands::open_mission,
             commands::watch_mission,
+            commands::mission_events,
+            commands::mission_kinds,
             commands::cancel_mission,
             commands::export_mission,
             commands::open_link,

@@ -1,6 +1,7 @@
 //! End-to-end: the real Casebook window under Xvfb, driven through WebDriver.
 //! Every test here would fail if the window did not render.
 
+mod account;
 mod bench;
 mod cite;
 mod missions;

@@ -32,7 +32,7 @@ async fn attr(app: &App, css: &str, name: &str) -> Option<String> {
     }
 }
 
-async fn status(app: &App) -> String {
+pub(crate) async fn status(app: &App) -> String {
     attr(app, "[data-testid=mission-status]", "data-status")
         .await
         .unwrap_or_default()
@@ -96,7 +96,7 @@ async fn start_mission(app: &App, budget: &str) -> (WindowHandle, String) {
 }
 
 /// Waits for the mission's own window and switches WebDriver to it.
-async fn switch_to_mission_window(app: &App, main: &WindowHandle) -> WindowHandle {
+pub(crate) async fn switch_to_mission_window(app: &App, main: &WindowHandle) -> WindowHandle {
     let deadline = Instant::now() + Duration::from_secs(20);
     let other = loop {
         let handles = app.client.windows().await.unwrap_or_default();

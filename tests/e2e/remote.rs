@@ -3,10 +3,10 @@
 //! a cut, another completion name then 204, parse answers of another shape, 202
 //! for success. The client may depend only on what the seeds show.
 
+use crate::missions::{status, switch_to_mission_window};
 use casebook_e2e::{App, AppOptions, data, drag_files_onto, exclusive};
 use casebook_sandbox::faults::{EventIds, ParseShape};
 use fantoccini::Locator;
-use std::time::Duration;
 
 /// A data folder whose settings point the app at `base_url`, with the sandbox's
 /// key for both services (the environment override the CLI and scripts use).
@@ -86,16 +86,7 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
     })
     .await;
     app.click("mission-start").await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let mission = loop {
-        let handles = app.client.windows().await.unwrap_or_default();
-        if let Some(h) = handles.into_iter().find(|h| *h != main) {
-            break h;
-        }
-        assert!(std::time::Instant::now() < deadline, "no mission window");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    app.client.switch_to_window(mission).await.unwrap();
+    switch_to_mission_window(&app, &main).await;
     app.until("the cut", || async { status(&app).await == "reconnecting" })
         .await;
     service.faults().set_drop_stream_after(0);
@@ -135,22 +126,6 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
     );
     app.close().await;
     service.stop().await;
-}
-
-async fn status(app: &App) -> String {
-    match app
-        .client
-        .find(Locator::Css("[data-testid=mission-status]"))
-        .await
-    {
-        Ok(el) => el
-            .attr("data-status")
-            .await
-            .ok()
-            .flatten()
-            .unwrap_or_default(),
-        Err(_) => String::new(),
-    }
 }
 
 /// How many events the sandbox's one mission holds, read with a plain stream

@@ -15,7 +15,7 @@ use casebook_core::transcript::ExportFormat;
 use casebook_core::{Error, ErrorCode, save};
 use clap::{Args, Parser, Subcommand};
 use std::io::{IsTerminal, Read, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 
@@ -60,7 +60,7 @@ enum Command {
     /// Show the paragraphs and References the service finds in a document.
     Parse {
         /// A .docx or .pptx, or - to read text from stdin.
-        file: String,
+        file: PathBuf,
         /// Print the service's answer as JSON.
         #[arg(long)]
         json: bool,
@@ -100,7 +100,7 @@ enum KeysAction {
 #[derive(Args)]
 struct CiteArgs {
     /// A .docx or .pptx, or - to read text from stdin.
-    file: String,
+    file: PathBuf,
     #[arg(long, default_value = "every_other")]
     mode: Mode,
     /// Fewest citations per cited paragraph.
@@ -307,18 +307,24 @@ async fn dispatch(command: Command, core: &Core) -> Result<(), Error> {
     }
 }
 
-fn label(file: &str) -> String {
-    if file == "-" {
+fn is_stdin(file: &Path) -> bool {
+    file == Path::new("-")
+}
+
+fn label(file: &Path) -> String {
+    if is_stdin(file) {
         "stdin".into()
     } else {
-        file.into()
+        file.display().to_string()
     }
 }
 
 /// A file path, or text read from stdin for `-` (bounded like a document).
-fn source(file: &str) -> Result<CiteSource, Error> {
-    if file != "-" {
-        return Ok(CiteSource::Document { path: file.into() });
+fn source(file: &Path) -> Result<CiteSource, Error> {
+    if !is_stdin(file) {
+        return Ok(CiteSource::Document {
+            path: file.to_owned(),
+        });
     }
     let mut bytes = Vec::new();
     std::io::stdin()
@@ -339,7 +345,7 @@ async fn cite(backend: &Backend, args: CiteArgs) -> Result<(), Error> {
         seed: args.seed,
     };
     options.validate()?;
-    let input = (args.file != "-").then(|| PathBuf::from(&args.file));
+    let input = (!is_stdin(&args.file)).then(|| args.file.clone());
     let out = match (&args.output, &input) {
         (Some(o), _) => Some(o.clone()),
         (None, Some(p)) => Some(save::cited_path(p)),
@@ -451,7 +457,7 @@ async fn watch(core: &Arc<Casebook>, session_id: &str, json: bool) -> Result<(),
         }
         true
     });
-    core.watch(session_id, "cli", sink).await?;
+    core.watch(session_id, "cli", sink, true).await?;
     core.watch_finished(session_id).await;
     let record = core.mission(session_id).await?;
     if tty {

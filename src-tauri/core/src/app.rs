@@ -13,7 +13,7 @@ use crate::keys::{KeyStatus, KeyStore, Service};
 use crate::missions::{CancelAck, InvestigationClient, MissionSpec};
 use crate::save;
 use crate::settings::Settings;
-use crate::store::{MissionRecord, MissionStore};
+use crate::store::{EventFilter, KindCount, MissionRecord, MissionStore, StoredEvent};
 use crate::transcript::{self, ExportFormat};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -33,6 +33,17 @@ pub struct AppInfo {
     pub settings: Settings,
     /// Test builds only: the UI exposes its test globals.
     pub test_hooks: bool,
+}
+
+/// A page of a mission's timeline.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct EventPage {
+    /// How many events pass the filter in all.
+    #[ts(type = "number")]
+    pub total: u64,
+    pub events: Vec<StoredEvent>,
 }
 
 /// The health indicator.
@@ -360,8 +371,29 @@ impl Casebook {
         if self.store.get(session_id).await?.is_some() {
             return Ok(());
         }
+        // Refused before it is recorded: an id like `..` would never name a session.
+        crate::missions::session_path(session_id, "")?;
         let base_url = self.base_url().await?;
         self.store.adopt(session_id, &base_url, last_event_id).await
+    }
+
+    /// One page of the mission's events that pass `filter`, and how many pass.
+    pub async fn mission_events(
+        &self,
+        session_id: &str,
+        filter: &EventFilter,
+        offset: u64,
+        limit: u32,
+    ) -> Result<EventPage> {
+        self.store.require(session_id).await?;
+        Ok(EventPage {
+            total: self.store.count(session_id, filter).await?,
+            events: self.store.page(session_id, filter, offset, limit).await?,
+        })
+    }
+
+    pub async fn mission_kinds(&self, session_id: &str) -> Result<Vec<KindCount>> {
+        self.store.kinds(session_id).await
     }
 
     pub async fn list_missions(&self) -> Result<Vec<MissionRecord>> {
@@ -373,7 +405,13 @@ impl Casebook {
     }
 
     /// Sends the mission's history to `sink`, then every new event while it is followed.
-    pub async fn watch(self: &Arc<Self>, session_id: &str, label: &str, sink: Sink) -> Result<()> {
+    pub async fn watch(
+        self: &Arc<Self>,
+        session_id: &str,
+        label: &str,
+        sink: Sink,
+        replay: bool,
+    ) -> Result<()> {
         let record = self.store.require(session_id).await?;
         let client =
             if Follower::should_follow(record.status) && !self.follower.is_running(session_id) {
@@ -381,7 +419,9 @@ impl Casebook {
             } else {
                 None
             };
-        self.follower.subscribe(&record, client, label, sink).await
+        self.follower
+            .subscribe(&record, client, label, sink, replay)
+            .await
     }
 
     /// Waits until the mission is no longer followed.
@@ -446,7 +486,7 @@ impl Casebook {
 pub async fn preview_with(client: &CitationClient, source: &CiteSource) -> Result<Preview> {
     match source {
         CiteSource::Document { path } => {
-            let doc = jobs::read_document(Path::new(path)).await?;
+            let doc = jobs::read_document(path).await?;
             let input = Input::Document {
                 bytes: &doc.bytes,
                 kind: doc.kind,

@@ -182,26 +182,29 @@ impl Follower {
         });
     }
 
-    /// Sends the mission's stored state to `sink`, then, while a watcher follows
-    /// the mission, every new event and status as it comes. Returns once the
-    /// stored part is sent. `client` starts a watcher when none runs and the
-    /// mission should be followed.
+    /// Sends the mission's stored state to `sink` (the record, whose `event_count`
+    /// is what is stored, and with `replay` every stored event), then, while a
+    /// watcher follows the mission, every new event and status as it comes. Returns
+    /// once the stored part is sent. `client` starts a watcher when none runs and
+    /// the mission should be followed. A window pages the stored events itself
+    /// (`replay` off), so it never holds them all; the CLI prints them (`replay` on).
     pub async fn subscribe(
         self: &Arc<Self>,
         record: &MissionRecord,
         client: Option<ClientResult>,
         label: &str,
         sink: Sink,
+        replay_events: bool,
     ) -> Result<()> {
         if let Some(w) = self.ensure(record, client) {
             let mut inner = w.inner.lock().await;
             if !inner.finished {
-                replay(&self.store, &record.session_id, &sink).await?;
+                replay(&self.store, &record.session_id, &sink, replay_events).await?;
                 inner.subscribers.insert(label.to_owned(), sink);
                 return Ok(());
             }
         }
-        replay(&self.store, &record.session_id, &sink).await
+        replay(&self.store, &record.session_id, &sink, replay_events).await
     }
 
     /// Waits until nobody follows the session any more.
@@ -390,12 +393,15 @@ impl Follower {
     }
 }
 
-/// The mission record, then every stored event a page at a time.
-async fn replay(store: &MissionStore, session_id: &str, sink: &Sink) -> Result<()> {
+/// The mission record, then (with `events`) every stored event a page at a time.
+async fn replay(store: &MissionStore, session_id: &str, sink: &Sink, events: bool) -> Result<()> {
     let gone = || Error::new(ErrorCode::Cancelled, "The mission's subscriber has gone.");
     let mission = store.require(session_id).await?;
     if !sink(MissionUpdate::Mission { mission }) {
         return Err(gone());
+    }
+    if !events {
+        return Ok(());
     }
     let mut after = 0;
     loop {

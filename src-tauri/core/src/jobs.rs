@@ -24,8 +24,13 @@ use ts_rs::TS;
 #[serde(tag = "type", rename_all = "camelCase")]
 #[ts(tag = "type", rename_all = "camelCase")]
 pub enum CiteSource {
-    Document { path: String },
-    Essay { text: String },
+    Document {
+        #[ts(type = "string")]
+        path: PathBuf,
+    },
+    Essay {
+        text: String,
+    },
 }
 
 /// Progress of one citing job.
@@ -136,7 +141,7 @@ pub async fn cite_source(
     options.validate()?;
     let (path, kind, original) = match source {
         CiteSource::Document { path } => {
-            let doc = read_document(Path::new(path)).await?;
+            let doc = read_document(path).await?;
             (Some(doc.path), Some(doc.kind), doc.bytes)
         }
         CiteSource::Essay { text } => (None, None, text.clone().into_bytes()),

@@ -5,7 +5,7 @@ use crate::cards::{self, Card};
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::{EventKind, MissionEvent, MissionSpec, Session};
 use rusqlite::{Connection, OptionalExtension, params};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use ts_rs::TS;
@@ -38,6 +38,13 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE UNIQUE INDEX events_by_id ON events(session_id, event_id) WHERE event_id IS NOT NULL;
     CREATE INDEX missions_by_created ON missions(created_at DESC);",
+    // 2: search and filter in SQL, so a window pages through any number of events.
+    // The trigram tokenizer matches any substring of three or more characters, case
+    // blind, as the timeline's search box always has; contentless, since the text is
+    // the events table's own.
+    "CREATE VIRTUAL TABLE events_text USING fts5(body, content='', tokenize='trigram');
+    INSERT INTO events_text(rowid, body) SELECT rowid, event || ' ' || data FROM events;
+    CREATE INDEX events_by_kind ON events(session_id, event, seq);",
 ];
 
 /// Where a mission stands, as the UI shows it.
@@ -395,6 +402,11 @@ impl MissionStore {
                 if inserted == 0 {
                     continue;
                 }
+                tx.execute(
+                    "INSERT INTO events_text(rowid, body) VALUES (last_insert_rowid(), ?1 || ' ' || ?2)",
+                    params![event.event, event.data.to_string()],
+                )
+                .map_err(db_err)?;
                 status = status.after(&event);
                 if event.id.is_some() {
                     last_id = event.id.clone();
@@ -410,6 +422,76 @@ impl MissionStore {
             .map_err(db_err)?;
             tx.commit().map_err(db_err)?;
             Ok(stored)
+        })
+        .await
+    }
+
+    /// How many of the mission's events pass `filter`.
+    pub async fn count(&self, session_id: &str, filter: &EventFilter) -> Result<u64> {
+        let (id, f) = (session_id.to_owned(), filter.clone());
+        self.with(move |c| {
+            let (clause, args) = f.sql(&id);
+            c.query_row(
+                &format!("SELECT COUNT(*) FROM events e WHERE {clause}"),
+                rusqlite::params_from_iter(args),
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|n| n as u64)
+            .map_err(db_err)
+        })
+        .await
+    }
+
+    /// The events that pass `filter`, in order, from position `offset` (0-based
+    /// among those that pass), at most `limit`: one page of a timeline.
+    pub async fn page(
+        &self,
+        session_id: &str,
+        filter: &EventFilter,
+        offset: u64,
+        limit: u32,
+    ) -> Result<Vec<StoredEvent>> {
+        let (id, f) = (session_id.to_owned(), filter.clone());
+        self.with(move |c| {
+            let (clause, mut args) = f.sql(&id);
+            args.push(i64::from(limit.min(MAX_PAGE)).into());
+            args.push((offset.min(i64::MAX as u64) as i64).into());
+            let mut stmt = c
+                .prepare_cached(&format!(
+                    "SELECT seq, event_id, event, data, received_at FROM events e WHERE {clause}
+                     ORDER BY seq LIMIT ? OFFSET ?"
+                ))
+                .map_err(db_err)?;
+            let rows = stmt
+                .query_map(rusqlite::params_from_iter(args), row_to_event)
+                .map_err(db_err)?;
+            rows.collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(db_err)
+        })
+        .await
+    }
+
+    /// Each kind of event the mission has, with its label and how many there are.
+    pub async fn kinds(&self, session_id: &str) -> Result<Vec<KindCount>> {
+        let id = session_id.to_owned();
+        self.with(move |c| {
+            let mut stmt = c
+                .prepare(
+                    "SELECT event, COUNT(*) FROM events WHERE session_id = ?1 GROUP BY event ORDER BY event",
+                )
+                .map_err(db_err)?;
+            let rows = stmt
+                .query_map([&id], |r| {
+                    let event: String = r.get(0)?;
+                    Ok(KindCount {
+                        label: cards::label(&event),
+                        event,
+                        count: r.get::<_, i64>(1)? as u64,
+                    })
+                })
+                .map_err(db_err)?;
+            rows.collect::<std::result::Result<Vec<_>, _>>()
+                .map_err(db_err)
         })
         .await
     }
@@ -430,23 +512,73 @@ impl MissionStore {
                 )
                 .map_err(db_err)?;
             let rows = stmt
-                .query_map(params![id, after_seq as i64, limit], |r| {
-                    let data: String = r.get(3)?;
-                    let mut event = MissionEvent::new(r.get(1)?, r.get(2)?, "null");
-                    event.data =
-                        serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data));
-                    Ok(StoredEvent::new(
-                        r.get::<_, i64>(0)? as u64,
-                        event,
-                        r.get(4)?,
-                    ))
-                })
+                .query_map(params![id, after_seq as i64, limit], row_to_event)
                 .map_err(db_err)?;
             rows.collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(db_err)
         })
         .await
     }
+}
+
+/// The most events one page returns.
+pub const MAX_PAGE: u32 = 2_000;
+
+/// Which of a mission's events a timeline shows: one kind (by its event name) and
+/// words anywhere in the event (its name or its data), both optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase", default)]
+#[ts(rename_all = "camelCase")]
+pub struct EventFilter {
+    pub kind: Option<String>,
+    pub search: Option<String>,
+}
+
+impl EventFilter {
+    /// The WHERE clause over `events e` and its arguments.
+    fn sql(&self, session_id: &str) -> (String, Vec<rusqlite::types::Value>) {
+        let mut clause = String::from("e.session_id = ?");
+        let mut args: Vec<rusqlite::types::Value> = vec![session_id.to_owned().into()];
+        if let Some(kind) = self.kind.as_deref().filter(|k| !k.is_empty()) {
+            clause.push_str(" AND e.event = ?");
+            args.push(kind.to_owned().into());
+        }
+        let needle = self.search.as_deref().unwrap_or("").trim();
+        if needle.chars().count() >= 3 {
+            // One phrase: the trigram index finds it as a substring; quotes doubled.
+            clause.push_str(
+                " AND e.rowid IN (SELECT rowid FROM events_text WHERE events_text MATCH ?)",
+            );
+            args.push(format!("\"{}\"", needle.replace('"', "\"\"")).into());
+        } else if !needle.is_empty() {
+            // Too short for trigrams: a scan, over one mission only.
+            clause.push_str(" AND instr(lower(e.event || ' ' || e.data), lower(?)) > 0");
+            args.push(needle.to_owned().into());
+        }
+        (clause, args)
+    }
+}
+
+/// One kind of event in a mission, for the timeline's kind filter.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct KindCount {
+    pub event: String,
+    pub label: String,
+    #[ts(type = "number")]
+    pub count: u64,
+}
+
+fn row_to_event(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEvent> {
+    let data: String = r.get(3)?;
+    let mut event = MissionEvent::new(r.get(1)?, r.get(2)?, "null");
+    event.data = serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data));
+    Ok(StoredEvent::new(
+        r.get::<_, i64>(0)? as u64,
+        event,
+        r.get(4)?,
+    ))
 }
 
 const SELECT_MISSION: &str =
@@ -624,5 +756,120 @@ mod tests {
             MissionStore::open(&path).err().map(|e| e.code),
             Some(ErrorCode::Io)
         );
+    }
+
+    /// Filter and search run in SQL over every event and page their results.
+    #[tokio::test]
+    async fn pages_filter_and_search_every_event_in_sql() {
+        let (store, _) = store_with_mission().await;
+        let events: Vec<MissionEvent> = (1..=500)
+            .map(|i| {
+                let (name, data) = if i % 5 == 0 {
+                    ("search.query", format!(r#"{{"query":"Urban HEAT {i}"}}"#))
+                } else {
+                    ("plan", format!(r#"{{"steps":["step {i}"]}}"#))
+                };
+                MissionEvent::new(Some(i.to_string()), name.into(), &data)
+            })
+            .chain([MissionEvent::new(
+                None,
+                "draft".into(),
+                "Café notes\nline two",
+            )])
+            .collect();
+        store.append("ses_1", events).await.unwrap();
+        let all = EventFilter::default();
+        assert_eq!(store.count("ses_1", &all).await.unwrap(), 501);
+        let page = store.page("ses_1", &all, 498, 10).await.unwrap();
+        assert_eq!(
+            page.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [499, 500, 501]
+        );
+
+        let kind = EventFilter {
+            kind: Some("search.query".into()),
+            search: None,
+        };
+        assert_eq!(store.count("ses_1", &kind).await.unwrap(), 100);
+        let second = store.page("ses_1", &kind, 1, 1).await.unwrap();
+        assert_eq!(second[0].event.id.as_deref(), Some("10"));
+
+        let search = |s: &str| EventFilter {
+            kind: None,
+            search: Some(s.into()),
+        };
+        assert_eq!(
+            store.count("ses_1", &search("urban heat")).await.unwrap(),
+            100,
+            "any case"
+        );
+        assert_eq!(
+            store.count("ses_1", &search("heat 25")).await.unwrap(),
+            3,
+            "25, 250, 255"
+        );
+        assert_eq!(
+            store.count("ses_1", &search("café")).await.unwrap(),
+            1,
+            "text data too"
+        );
+        assert_eq!(
+            store.count("ses_1", &search("\"q")).await.unwrap(),
+            100,
+            "quotes are words"
+        );
+        assert_eq!(
+            store.count("ses_1", &search("99")).await.unwrap(),
+            5,
+            "short needles scan"
+        );
+        assert_eq!(
+            store
+                .count("ses_1", &search("no such words"))
+                .await
+                .unwrap(),
+            0
+        );
+        let both = EventFilter {
+            kind: Some("plan".into()),
+            search: Some("step 7".into()),
+        };
+        assert_eq!(
+            store.count("ses_1", &both).await.unwrap(),
+            9,
+            "7 and 71-79 but 75"
+        );
+
+        let kinds = store.kinds("ses_1").await.unwrap();
+        let counts: Vec<(&str, u64)> = kinds.iter().map(|k| (k.event.as_str(), k.count)).collect();
+        assert_eq!(counts, [("draft", 1), ("plan", 400), ("search.query", 100)]);
+        assert_eq!(kinds[2].label, "Search");
+    }
+
+    /// A history written before search moved to SQL is indexed when it is opened.
+    #[tokio::test]
+    async fn an_older_history_is_indexed_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("casebook.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(MIGRATIONS[0]).unwrap();
+            c.pragma_update(None, "user_version", 1).unwrap();
+            c.execute_batch(
+                "INSERT INTO missions VALUES ('ses_old', NULL, 'o', 'research', 'fixed', 100, 'http://127.0.0.1:1', 'complete', 0, 0, '1');
+                 INSERT INTO events VALUES ('ses_old', 1, '1', 'evidence', '{\"quote\":\"Shade lowers heat\"}', 0);",
+            )
+            .unwrap();
+        }
+        let store = MissionStore::open(&path).unwrap();
+        assert_eq!(
+            store.schema_version().await.unwrap() as usize,
+            MIGRATIONS.len()
+        );
+        let f = EventFilter {
+            kind: None,
+            search: Some("lowers heat".into()),
+        };
+        assert_eq!(store.count("ses_old", &f).await.unwrap(), 1);
     }
 }

@@ -100,7 +100,7 @@ async fn one_watcher_feeds_every_subscriber_each_event_once() {
     );
 
     let (first, seen1) = recorder();
-    core.watch(&id, "window-a", first).await.unwrap();
+    core.watch(&id, "window-a", first, true).await.unwrap();
     until("a few events", || {
         event_ids(&seen1.lock().unwrap()).len() >= 10
     })
@@ -108,9 +108,9 @@ async fn one_watcher_feeds_every_subscriber_each_event_once() {
 
     // A second subscriber joins mid-way, and the first reloads (its sink is replaced).
     let (second, seen2) = recorder();
-    core.watch(&id, "window-b", second).await.unwrap();
+    core.watch(&id, "window-b", second, true).await.unwrap();
     let (reloaded, seen1b) = recorder();
-    core.watch(&id, "window-a", reloaded).await.unwrap();
+    core.watch(&id, "window-a", reloaded, true).await.unwrap();
     core.watch_finished(&id).await;
 
     let stored: Vec<String> = core
@@ -154,7 +154,7 @@ async fn one_watcher_feeds_every_subscriber_each_event_once() {
 
     // A finished mission replays from the store without following it again.
     let (late, seen3) = recorder();
-    core.watch(&id, "window-c", late).await.unwrap();
+    core.watch(&id, "window-c", late, true).await.unwrap();
     assert!(!core.is_following(&id));
     assert_eq!(event_ids(&seen3.lock().unwrap()), stored);
     // Every event carries how it reads, decided in core.
@@ -179,7 +179,7 @@ async fn a_cut_stream_reconnects_without_repeating_an_event() {
     let record = core.start_mission(&spec()).await.unwrap();
     let id = record.session_id.clone();
     let (sink, seen) = recorder();
-    core.watch(&id, "window-a", sink).await.unwrap();
+    core.watch(&id, "window-a", sink, true).await.unwrap();
     core.watch_finished(&id).await;
     let seen = seen.lock().unwrap().clone();
     let ids = event_ids(&seen);
@@ -215,7 +215,7 @@ async fn opaque_ids_and_another_completion_then_204_end_complete() {
     let record = core.start_mission(&spec()).await.unwrap();
     let id = record.session_id.clone();
     let (sink, log) = recorder();
-    core.watch(&id, "window-a", sink).await.unwrap();
+    core.watch(&id, "window-a", sink, true).await.unwrap();
     core.watch_finished(&id).await;
     let log = log.lock().unwrap().clone();
     let ids = event_ids(&log);
@@ -252,7 +252,7 @@ async fn cancel_ends_in_cancelled_and_unknown_missions_are_not_found() {
     let record = core.start_mission(&spec()).await.unwrap();
     let id = record.session_id.clone();
     let (sink, seen) = recorder();
-    core.watch(&id, "window-a", sink).await.unwrap();
+    core.watch(&id, "window-a", sink, true).await.unwrap();
     until("a few events", || {
         event_ids(&seen.lock().unwrap()).len() >= 3
     })
@@ -278,7 +278,10 @@ async fn cancel_ends_in_cancelled_and_unknown_missions_are_not_found() {
     assert_eq!(again.code(), ErrorCode::Conflict, "nothing left to cancel");
 
     let (sink, _) = recorder();
-    let err = core.watch("ses_nope", "window-x", sink).await.unwrap_err();
+    let err = core
+        .watch("ses_nope", "window-x", sink, true)
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotFound);
     assert_eq!(
         core.cancel_mission("ses_nope").await.unwrap_err().code(),

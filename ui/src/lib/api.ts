@@ -10,9 +10,12 @@ import type {
   CiteSource,
   DocumentInfo,
   Error as AppError,
+  EventFilter,
+  EventPage,
   ExportFormat,
   Health,
   KeyStatus,
+  KindCount,
   MissionRecord,
   MissionSpec,
   MissionUpdate,
@@ -66,6 +69,9 @@ export const api = {
   openMission: (sessionId: string) => invoke<void>("open_mission", { sessionId }),
   watchMission: (sessionId: string, onEvent: Channel<MissionUpdate>) =>
     invoke<void>("watch_mission", { sessionId, onEvent }),
+  missionEvents: (sessionId: string, filter: EventFilter, offset: number, limit: number) =>
+    invoke<EventPage>("mission_events", { sessionId, filter, offset, limit }),
+  missionKinds: (sessionId: string) => invoke<KindCount[]>("mission_kinds", { sessionId }),
   cancelMission: (sessionId: string) => invoke<CancelAck>("cancel_mission", { sessionId }),
   exportMission: (sessionId: string, format: ExportFormat) =>
     invoke<string | null>("export_mission", { sessionId, format }),

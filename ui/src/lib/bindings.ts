@@ -135,6 +135,16 @@ createdAt: number, updatedAt: number, lastEventId: string | null, eventCount: nu
 
 export type StoredEvent = { seq: number, event: MissionEvent, receivedAt: number, label: string, card: Card, };
 
+export type EventFilter = { kind: string | null, search: string | null, };
+
+export type KindCount = { event: string, label: string, count: number, };
+
+export type EventPage = { 
+/**
+ * How many events pass the filter in all.
+ */
+total: number, events: Array<StoredEvent>, };
+
 export type MissionUpdate = { "type": "mission", mission: MissionRecord, } | { "type": "events", events: Array<StoredEvent>, replay: boolean, } | { "type": "status", status: MissionStatus, detail: string | null, code: ErrorCode | null, };
 
 export type MissionStatusChanged = { sessionId: string, status: MissionStatus, };

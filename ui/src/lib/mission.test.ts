@@ -5,7 +5,6 @@ import {
   formatCents,
   formatDollars,
   formatElapsed,
-  matches,
   missionRoute,
   parseUsd,
   sentAtOf,
@@ -72,19 +71,8 @@ describe("layout", () => {
   });
 });
 
-describe("filter", () => {
+describe("stamps", () => {
   const a = ev("search.query", { query: "Urban HEAT" }, 1);
-  const b = ev("plan", { steps: ["read"] }, 2);
-  it("filters by kind and by words anywhere, ignoring case", () => {
-    expect(matches(a, "", "")).toBe(true);
-    expect(matches(a, "plan", "")).toBe(false);
-    expect(matches(b, "plan", "")).toBe(true);
-    expect(matches(a, "", "urban heat")).toBe(true);
-    expect(matches(a, "", "  heat ")).toBe(true);
-    expect(matches(b, "", "heat")).toBe(false);
-    expect(matches(b, "", "plan")).toBe(true);
-    expect(matches(a, "search.query", "nope")).toBe(false);
-  });
   it("reads spend and sentAt stamps", () => {
     expect(spendOf(ev("spend.updated", { spentUsd: 2, budgetUsd: 5 }, 3, "spend_updated"))).toEqual({
       spent: 2,

@@ -89,21 +89,6 @@ export function estimateHeight(card: Card): number {
   }
 }
 
-const searchText = new WeakMap<StoredEvent, string>();
-
-/** Whether an event passes the timeline's filter: its kind (empty: all) and words anywhere in it. */
-export function matches(ev: StoredEvent, kind: string, needle: string): boolean {
-  if (kind !== "" && ev.event.event !== kind) return false;
-  const n = needle.trim().toLowerCase();
-  if (n === "") return true;
-  let text = searchText.get(ev);
-  if (text === undefined) {
-    text = `${ev.event.event} ${ev.label} ${typeof ev.event.data === "string" ? ev.event.data : JSON.stringify(ev.event.data)}`.toLowerCase();
-    searchText.set(ev, text);
-  }
-  return text.includes(n);
-}
-
 /** The latest spend an event reports, in dollars. */
 export function spendOf(ev: StoredEvent): { spent: number; budget: number | null } | null {
   if (ev.event.kind !== "spend_updated") return null;

@@ -33,6 +33,11 @@ export class VirtualIndex {
     this.count += 1;
   }
 
+  /** `n` more items of one estimated height (a page of the timeline not fetched yet). */
+  pushMany(n: number, height: number): void {
+    for (let k = 0; k < n; k++) this.push(height);
+  }
+
   heightOf(i: number): number {
     return this.heights[i] ?? 0;
   }
