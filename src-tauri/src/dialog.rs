@@ -57,12 +57,7 @@ pub async fn save_file(
     suggested: &Path,
     kind: OutputKind,
 ) -> Result<Option<PathBuf>, Error> {
-    let filter = match kind {
-        OutputKind::Docx => ("Word document", "docx"),
-        OutputKind::Pptx => ("PowerPoint presentation", "pptx"),
-        OutputKind::Text => ("Text", "txt"),
-    };
-    save_dialog(title, suggested, filter).await
+    save_dialog(title, suggested, kind.filter()).await
 }
 
 /// Asks where to save a mission transcript. `None`: cancelled.

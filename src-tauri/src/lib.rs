@@ -4,7 +4,6 @@
 //! what needs Tauri: windows, channels, native dialogs, notifications and the
 //! system opener. Commands (in `commands`) are one-liners over core.
 
-pub mod bindings;
 pub mod commands;
 pub mod console;
 mod dialog;

@@ -57,17 +57,7 @@ pub fn open_mission<R: Runtime>(app: &AppHandle<R>, record: &MissionRecord) -> R
         .take(60)
         .collect();
     // Percent-encoded so the UI's decodeURIComponent gets the id back exactly.
-    let hash: String = record
-        .session_id
-        .bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() || b"-_.".contains(&b) {
-                (b as char).to_string()
-            } else {
-                format!("%{b:02X}")
-            }
-        })
-        .collect();
+    let hash = casebook_core::missions::encode_segment(&record.session_id);
     WebviewWindowBuilder::new(
         app,
         label,

@@ -1,5 +1,5 @@
 //! The TypeScript side of every type that crosses the IPC bridge, generated from
-//! the Rust types so the two can never drift. `make bindings` rewrites
+//! the Rust types (all of them core's) so the two can never drift. `make bindings` rewrites
 //! `ui/src/lib/bindings.ts`; a test fails when the committed file is stale.
 
 use ts_rs::TS;
@@ -14,54 +14,54 @@ macro_rules! declarations {
 pub fn typescript() -> String {
     let cfg = ts_rs::Config::default();
     let decls = declarations![&cfg;
-        casebook_core::ErrorCode,
-        casebook_core::Error,
-        casebook_core::documents::DocKind,
-        casebook_core::documents::DocumentInfo,
-        casebook_core::keys::Service,
-        casebook_core::keys::KeySource,
-        casebook_core::keys::KeyStatus,
-        casebook_core::citations::Mode,
-        casebook_core::citations::CiteOptions,
-        casebook_core::settings::Settings,
-        casebook_core::backend::BackendMode,
-        casebook_core::app::AppInfo,
-        casebook_core::app::Health,
-        casebook_core::citations::Paragraph,
-        casebook_core::citations::Parsed,
-        casebook_core::citations::PreviewSource,
-        casebook_core::citations::Preview,
-        casebook_core::citations::OutputKind,
-        casebook_core::summary::Segment,
-        casebook_core::summary::ChangedParagraph,
-        casebook_core::summary::CiteSummary,
-        casebook_core::jobs::CiteSource,
-        casebook_core::jobs::CiteProgress,
-        casebook_core::jobs::CiteOutcome,
-        casebook_core::jobs::SavedFile,
-        casebook_core::jobs::SaveReport,
-        casebook_core::missions::MissionSpec,
-        casebook_core::missions::CancelAck,
-        casebook_core::missions::EventKind,
-        casebook_core::missions::MissionEvent,
-        casebook_core::cards::Card,
-        casebook_core::store::MissionStatus,
-        casebook_core::store::MissionRecord,
-        casebook_core::store::StoredEvent,
-        casebook_core::store::EventFilter,
-        casebook_core::store::KindCount,
-        casebook_core::app::EventPage,
-        casebook_core::follower::MissionUpdate,
-        casebook_core::follower::MissionStatusChanged,
-        casebook_core::transcript::ExportFormat,
-        casebook_core::account::SessionSource,
-        casebook_core::account::UsageCounter,
-        casebook_core::account::AccountKey,
-        casebook_core::account::Account,
-        casebook_core::account::AccountView,
+        crate::ErrorCode,
+        crate::Error,
+        crate::documents::DocKind,
+        crate::documents::DocumentInfo,
+        crate::keys::Service,
+        crate::keys::KeySource,
+        crate::keys::KeyStatus,
+        crate::citations::Mode,
+        crate::citations::CiteOptions,
+        crate::settings::Settings,
+        crate::backend::BackendMode,
+        crate::app::AppInfo,
+        crate::app::Health,
+        crate::citations::Paragraph,
+        crate::citations::Parsed,
+        crate::citations::PreviewSource,
+        crate::citations::Preview,
+        crate::citations::OutputKind,
+        crate::summary::Segment,
+        crate::summary::ChangedParagraph,
+        crate::summary::CiteSummary,
+        crate::jobs::CiteSource,
+        crate::jobs::CiteProgress,
+        crate::jobs::CiteOutcome,
+        crate::jobs::SavedFile,
+        crate::jobs::SaveReport,
+        crate::missions::MissionSpec,
+        crate::missions::CancelAck,
+        crate::missions::EventKind,
+        crate::missions::MissionEvent,
+        crate::cards::Card,
+        crate::store::MissionStatus,
+        crate::store::MissionRecord,
+        crate::store::StoredEvent,
+        crate::store::EventFilter,
+        crate::store::KindCount,
+        crate::app::EventPage,
+        crate::follower::MissionUpdate,
+        crate::follower::MissionStatusChanged,
+        crate::transcript::ExportFormat,
+        crate::account::SessionSource,
+        crate::account::UsageCounter,
+        crate::account::AccountKey,
+        crate::account::Account,
+        crate::account::AccountView,
     ];
     let mut out = String::from(
-        "// Generated from the Rust types by `make bindings` (src-tauri/src/bindings.rs). Do not edit.\n\n",
+        "// Generated from the Rust types by `make bindings` (src-tauri/core/src/bindings.rs). Do not edit.\n\n",
     );
     for decl in decls {
         out.push_str("export ");
@@ -75,7 +75,7 @@ pub fn typescript() -> String {
 
 /// Where the generated file lives.
 pub fn path() -> std::path::PathBuf {
-    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/lib/bindings.ts")
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ui/src/lib/bindings.ts")
 }
 
 #[cfg(test)]

@@ -413,6 +413,15 @@ pub enum OutputKind {
 }
 
 impl OutputKind {
+    /// A save dialog's filter: the kind's name and its extension.
+    pub fn filter(self) -> (&'static str, &'static str) {
+        match self {
+            OutputKind::Docx => ("Word document", "docx"),
+            OutputKind::Pptx => ("PowerPoint presentation", "pptx"),
+            OutputKind::Text => ("Text", "txt"),
+        }
+    }
+
     pub fn extension(self) -> &'static str {
         match self {
             OutputKind::Docx => "docx",

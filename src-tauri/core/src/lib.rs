@@ -7,6 +7,7 @@ pub mod account;
 mod api;
 pub mod app;
 pub mod backend;
+pub mod bindings;
 pub mod cards;
 pub mod citations;
 pub mod connection;

@@ -326,6 +326,12 @@ pub(crate) fn session_path(id: &str, tail: &str) -> Result<String> {
             "\"{id}\" is not a session id: it would change the request's path."
         )));
     }
+    Ok(format!("/eve/v1/session/{}{tail}", encode_segment(id)))
+}
+
+/// `id` as one URL path segment (or fragment part): every byte outside RFC 3986's
+/// unreserved set percent-encoded, so decoding gives the id back exactly.
+pub fn encode_segment(id: &str) -> String {
     let mut segment = String::with_capacity(id.len());
     for b in id.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
@@ -334,7 +340,7 @@ pub(crate) fn session_path(id: &str, tail: &str) -> Result<String> {
             segment.push_str(&format!("%{b:02X}"));
         }
     }
-    Ok(format!("/eve/v1/session/{segment}{tail}"))
+    segment
 }
 
 impl InvestigationClient {
