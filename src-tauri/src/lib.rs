@@ -82,6 +82,10 @@ pub async fn start_core<R: tauri::Runtime>(
 }
 
 pub fn run() {
+    if casebook_core::renderer::compositing_should_be_off() {
+        // SAFETY: the first thing `run` does, before any other thread exists.
+        unsafe { std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1") };
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CASEBOOK_LOG")

@@ -23,6 +23,7 @@ pub fn typescript() -> String {
         crate::keys::KeyStatus,
         crate::citations::Mode,
         crate::citations::CiteOptions,
+        crate::renderer::Renderer,
         crate::settings::Settings,
         crate::backend::BackendMode,
         crate::app::AppInfo,

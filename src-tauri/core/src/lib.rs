@@ -19,6 +19,7 @@ pub mod jobs;
 pub mod keys;
 pub mod missions;
 pub mod reader;
+pub mod renderer;
 pub mod save;
 pub mod settings;
 pub mod sse;

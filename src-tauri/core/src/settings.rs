@@ -2,6 +2,7 @@
 //! keys live only in the OS keyring.
 
 use crate::citations::CiteOptions;
+use crate::renderer::Renderer;
 use crate::{Error, save};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -17,6 +18,8 @@ pub struct Settings {
     pub base_url: Option<String>,
     /// The citation options last used.
     pub cite_options: CiteOptions,
+    /// How the windows are drawn; takes effect at the next start.
+    pub renderer: Renderer,
 }
 
 impl Default for Settings {
@@ -25,6 +28,7 @@ impl Default for Settings {
             sandbox: true,
             base_url: None,
             cite_options: CiteOptions::default(),
+            renderer: Renderer::default(),
         }
     }
 }

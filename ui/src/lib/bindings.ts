@@ -1,4 +1,4 @@
-// Generated from the Rust types by `make bindings` (src-tauri/src/bindings.rs). Do not edit.
+// Generated from the Rust types by `make bindings` (src-tauri/core/src/bindings.rs). Do not edit.
 
 export type ErrorCode = "unauthorized" | "rate_limited" | "too_large" | "invalid_input" | "empty_file" | "not_a_document" | "legacy_format" | "encrypted_document" | "macro_enabled" | "template_or_show" | "unsupported_document" | "corrupt_document" | "unsafe_document" | "io" | "keyring_unavailable" | "network" | "timeout" | "server" | "protocol" | "not_found" | "conflict" | "cancelled" | "internal";
 
@@ -38,6 +38,8 @@ export type CiteOptions = { mode: Mode, minCitations: number, maxCitations: numb
  */
 seed?: number, };
 
+export type Renderer = "auto" | "gpu" | "software";
+
 export type Settings = { 
 /**
  * Talk to the built-in sandbox instead of `base_url`.
@@ -50,7 +52,11 @@ baseUrl: string | null,
 /**
  * The citation options last used.
  */
-citeOptions: CiteOptions, };
+citeOptions: CiteOptions, 
+/**
+ * How the windows are drawn; takes effect at the next start.
+ */
+renderer: Renderer, };
 
 export type BackendMode = "sandbox" | "remote";
 
