@@ -56,7 +56,10 @@ pub fn open<R: Runtime>(
     let window = WebviewWindowBuilder::new(app, LABEL, WebviewUrl::External(url.clone()))
         .title("Sign in to the citation service · Casebook")
         .inner_size(520.0, 720.0)
-        .incognito(true)
+        // Incognito keeps the console's cookies off disk. WebKitWebDriver can drive only
+        // the persistent context, so test builds use it (and the cookies are deleted
+        // below in every build).
+        .incognito(!cfg!(feature = "test-hooks"))
         .disable_drag_drop_handler()
         .on_navigation(move |u| allow_navigation(&origin, u))
         .build()
@@ -98,6 +101,10 @@ async fn watch<R: Runtime>(
         }
         match core.sign_in_with_cookies(&header).await {
             Ok(_) => {
+                // Core has the session now; the web view keeps no copy.
+                for c in cookies {
+                    let _ = window.delete_cookie(c);
+                }
                 let _ = window.close();
                 let _ = app.emit_to("main", ACCOUNT_EVENT, ());
                 return;

@@ -57,7 +57,11 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
             if let tauri::WindowEvent::Destroyed = event
                 && let Some(core) = window.try_state::<Arc<Casebook>>()
             {
-                core.unsubscribe(window.label());
+                let core = core.inner().clone();
+                let label = window.label().to_owned();
+                // Core spawns on the async runtime; window events arrive on the main
+                // thread, outside it.
+                tauri::async_runtime::spawn(async move { core.unsubscribe(&label) });
             }
         })
 }

@@ -78,7 +78,17 @@ async fn sign_in_through_the_console_see_usage_grow_and_sign_out() {
         if let Some(h) = handles.into_iter().find(|h| *h != main) {
             break h;
         }
-        assert!(Instant::now() < deadline, "the console window did not open");
+        if Instant::now() > deadline {
+            let err = match app
+                .client
+                .find(Locator::Css("[data-testid=account-error]"))
+                .await
+            {
+                Ok(e) => e.text().await.unwrap_or_default(),
+                Err(_) => "no error shown".into(),
+            };
+            panic!("the console window did not open: {err}");
+        }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
     app.client.switch_to_window(console).await.unwrap();
@@ -109,7 +119,10 @@ async fn sign_in_through_the_console_see_usage_grow_and_sign_out() {
         .await
         .unwrap();
     let ipc = ipc.as_str().unwrap_or_default().to_owned();
-    assert!(!ipc.contains("\"version\""), "the console window reached app_info: {ipc}");
+    assert!(
+        !ipc.contains("\"version\""),
+        "the console window reached app_info: {ipc}"
+    );
 
     email.send_keys("e2e@example.org").await.unwrap();
     app.client
@@ -130,7 +143,10 @@ async fn sign_in_through_the_console_see_usage_grow_and_sign_out() {
     // The window closes by itself once the session is kept.
     let deadline = Instant::now() + Duration::from_secs(30);
     while app.client.windows().await.unwrap_or_default().len() > 1 {
-        assert!(Instant::now() < deadline, "the console window did not close");
+        assert!(
+            Instant::now() < deadline,
+            "the console window did not close"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     app.client.switch_to_window(main).await.unwrap();
@@ -140,7 +156,11 @@ async fn sign_in_through_the_console_see_usage_grow_and_sign_out() {
     .await;
     let who = app.testid("account-who").await.text().await.unwrap();
     assert!(who.contains("e2e@example.org"), "{who}");
-    assert!(!app.all_css("[data-testid=account-key-row]").await.is_empty());
+    assert!(
+        !app.all_css("[data-testid=account-key-row]")
+            .await
+            .is_empty()
+    );
     let before = cite_calls(&app).await;
 
     let stored = stored_session().expect("the session is in the keyring");
