@@ -115,14 +115,14 @@ fn listing(dir: &Path) -> Vec<String> {
     for e in std::fs::read_dir(dir).unwrap() {
         let e = e.unwrap();
         let name = e.file_name().to_string_lossy().into_owned();
-        if e.file_type().unwrap().is_dir() {
-            if let Ok(inner) = std::fs::read_dir(e.path()) {
-                for i in inner {
-                    names.push(format!(
-                        "{name}/{}",
-                        i.unwrap().file_name().to_string_lossy()
-                    ));
-                }
+        if e.file_type().unwrap().is_dir()
+            && let Ok(inner) = std::fs::read_dir(e.path())
+        {
+            for i in inner {
+                names.push(format!(
+                    "{name}/{}",
+                    i.unwrap().file_name().to_string_lossy()
+                ));
             }
         }
         names.push(name);
