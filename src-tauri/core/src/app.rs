@@ -104,6 +104,8 @@ impl Casebook {
         let data_dir = config.data_dir;
         std::fs::create_dir_all(&data_dir)
             .map_err(|e| Error::io(&format!("Cannot create {}", data_dir.display()), &e))?;
+        // Settings are saved here; a save killed before its rename left its temporary.
+        crate::save::remove_stale_temporaries(&data_dir);
         let mut settings = Settings::load(&data_dir);
         let (backend, follows_settings) = match config.backend {
             BackendChoice::Fixed(b) => (b.map(|b| *b), false),

@@ -1,10 +1,14 @@
 //! Writing results without ever losing the user's files: never over the input,
-//! never over an existing file unless asked, and through a temporary file renamed
-//! into place, so a failure leaves nothing behind.
+//! never over an existing file unless asked, and only complete files get a name, so
+//! a failure, a crash or `kill -9` leaves nothing behind.
 
 use crate::error::{Error, ErrorCode, Result};
+use std::fs::File;
+#[cfg(target_os = "linux")]
+use std::io::Seek;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 /// `report.docx` → `report.cited.docx`, beside it (the CLI's default).
 pub fn cited_path(input: &Path) -> PathBuf {
@@ -74,32 +78,246 @@ fn parent_of(p: &Path) -> &Path {
     }
 }
 
-/// Writes `bytes` to a temporary file beside `out`, flushes it to disk, and renames
-/// it into place (refusing to replace an existing file unless `overwrite`).
+/// Temporaries of a fallback save are named `.casebook-*.part`; one older than this
+/// belongs to a save that was killed (a live save writes far faster).
+const STALE_AFTER: Duration = Duration::from_secs(60);
+const TEMP_PREFIX: &str = ".casebook-";
+const TEMP_SUFFIX: &str = ".part";
+
+/// Writes `bytes` to `out` atomically (refusing to replace an existing file unless
+/// `overwrite`); see [`write_atomic_with`].
 pub fn write_atomic(out: &Path, bytes: &[u8], overwrite: bool) -> Result<()> {
+    write_atomic_with(out, overwrite, |f| f.write_all(bytes))
+}
+
+/// Writes `out` with `fill`, flushed to disk before it gets its name, so readers see
+/// the old file or the whole new one, and a crash or `kill -9` leaves nothing: on
+/// Linux the data goes to an unnamed file (`O_TMPFILE`) linked in only when complete.
+/// Where the file system has no unnamed files, a `.casebook-*.part` temporary is
+/// renamed into place, and one left by a killed save is removed by the next save
+/// into that folder. The new file's mode comes from the umask, as any program's.
+pub fn write_atomic_with(
+    out: &Path,
+    overwrite: bool,
+    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<()> {
+    write_with(out, overwrite, Strategy::Unnamed, fill)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Strategy {
+    Unnamed,
+    #[cfg_attr(not(test), allow(dead_code))]
+    Named,
+}
+
+fn write_with(
+    out: &Path,
+    overwrite: bool,
+    strategy: Strategy,
+    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> Result<()> {
     let dir = parent_of(out);
+    remove_stale_temporaries(dir);
     let fail =
         |what: &str, e: &std::io::Error| Error::io(&format!("Cannot {what} {}", out.display()), e);
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".casebook-")
-        .suffix(".part")
-        .tempfile_in(dir)
-        .map_err(|e| fail("write", &e))?;
-    tmp.write_all(bytes).map_err(|e| fail("write", &e))?;
-    tmp.as_file().sync_all().map_err(|e| fail("write", &e))?;
+    let exists = || Error::invalid_input(format!("{} already exists.", out.display()));
+    #[cfg(target_os = "linux")]
+    if strategy == Strategy::Unnamed {
+        match unnamed::create(dir) {
+            Ok(mut file) => {
+                fill(&mut file).map_err(|e| fail("write", &e))?;
+                file.sync_all().map_err(|e| fail("write", &e))?;
+                return match unnamed::link_into_place(&file, dir, out, overwrite) {
+                    Ok(()) => Ok(()),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists()),
+                    // Linking needs /proc or a capability; copy what was written instead.
+                    Err(e) => {
+                        tracing::debug!("cannot link an unnamed file in: {e}");
+                        write_named(dir, out, overwrite, |f| {
+                            file.seek(std::io::SeekFrom::Start(0))?;
+                            std::io::copy(&mut file, f).map(|_| ())
+                        })
+                        .map_err(|e| classify(e, &fail, &exists))
+                    }
+                };
+            }
+            Err(e) if unnamed::unsupported(&e) => {}
+            Err(e) => return Err(fail("write", &e)),
+        }
+    }
+    let _ = strategy;
+    write_named(dir, out, overwrite, fill).map_err(|e| classify(e, &fail, &exists))
+}
+
+fn classify(
+    e: std::io::Error,
+    fail: &impl Fn(&str, &std::io::Error) -> Error,
+    exists: &impl Fn() -> Error,
+) -> Error {
+    if e.kind() == std::io::ErrorKind::AlreadyExists {
+        exists()
+    } else {
+        fail("save", &e)
+    }
+}
+
+fn write_named(
+    dir: &Path,
+    out: &Path,
+    overwrite: bool,
+    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(TEMP_PREFIX).suffix(TEMP_SUFFIX);
+    // tempfile's private 0600 is for secrets; a saved document gets what the umask allows.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(dir)?;
+    fill(tmp.as_file_mut())?;
+    tmp.as_file().sync_all()?;
     let persisted = if overwrite {
         tmp.persist(out)
     } else {
         tmp.persist_noclobber(out)
     };
-    persisted.map_err(|e| {
-        if e.error.kind() == std::io::ErrorKind::AlreadyExists {
-            Error::invalid_input(format!("{} already exists.", out.display()))
-        } else {
-            fail("save", &e.error)
+    persisted.map(|_| ()).map_err(|e| e.error)
+}
+
+/// Removes `.casebook-*.part` files in `dir` older than a minute: what a save killed
+/// before its rename left. Best effort; a folder that cannot be read is left alone.
+pub fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.starts_with(TEMP_PREFIX) && name.ends_with(TEMP_SUFFIX)) {
+            continue;
         }
-    })?;
-    Ok(())
+        let Ok(meta) = entry.metadata() else { continue };
+        let stale = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .is_some_and(|age| age > STALE_AFTER);
+        if meta.is_file() && stale && std::fs::remove_file(entry.path()).is_ok() {
+            tracing::info!(
+                "removed {}, left by an interrupted save",
+                entry.path().display()
+            );
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+mod unnamed {
+    use std::ffi::CString;
+    use std::fs::{File, OpenOptions};
+    use std::io;
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    use std::path::Path;
+
+    /// An unnamed file in `dir`; 0666 so the umask decides, as for any new file.
+    pub fn create(dir: &Path) -> io::Result<File> {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .mode(0o666)
+            .custom_flags(libc::O_TMPFILE)
+            .open(dir)
+    }
+
+    /// The file system (or kernel) has no unnamed files: use a named temporary.
+    pub fn unsupported(e: &io::Error) -> bool {
+        matches!(
+            e.raw_os_error(),
+            Some(libc::EOPNOTSUPP | libc::EISDIR | libc::EINVAL)
+        )
+    }
+
+    fn cstr(p: &Path) -> io::Result<CString> {
+        CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other)
+    }
+
+    fn link(file: &File, to: &Path) -> io::Result<()> {
+        let to = cstr(to)?;
+        let proc = cstr(Path::new(&format!("/proc/self/fd/{}", file.as_raw_fd())))?;
+        // SAFETY: both paths are NUL-terminated and live across the call.
+        let r = unsafe {
+            libc::linkat(
+                libc::AT_FDCWD,
+                proc.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_SYMLINK_FOLLOW,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::ENOENT) || Path::new("/proc/self/fd").exists() {
+            return Err(e);
+        }
+        // No /proc: AT_EMPTY_PATH links the descriptor itself (may need a capability).
+        // SAFETY: as above; the empty path is a static C string.
+        let r = unsafe {
+            libc::linkat(
+                file.as_raw_fd(),
+                c"".as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::AT_EMPTY_PATH,
+            )
+        };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(io::Error::last_os_error())
+        }
+    }
+
+    /// Gives the complete file its name. Without `overwrite` the link is the
+    /// no-clobber check (EEXIST); with it, a hidden name is renamed over `out`.
+    pub fn link_into_place(file: &File, dir: &Path, out: &Path, overwrite: bool) -> io::Result<()> {
+        match link(file, out) {
+            Err(e) if overwrite && e.kind() == io::ErrorKind::AlreadyExists => {
+                let mut n = 0u32;
+                let tmp = loop {
+                    let nanos = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map(|d| d.subsec_nanos())
+                        .unwrap_or_default();
+                    let name = format!(
+                        "{}{}-{nanos:x}-{n}{}",
+                        super::TEMP_PREFIX,
+                        std::process::id(),
+                        super::TEMP_SUFFIX
+                    );
+                    let tmp = dir.join(name);
+                    match link(file, &tmp) {
+                        Ok(()) => break tmp,
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists && n < 100 => n += 1,
+                        Err(e) => return Err(e),
+                    }
+                };
+                std::fs::rename(&tmp, out).inspect_err(|_| {
+                    let _ = std::fs::remove_file(&tmp);
+                })?;
+            }
+            other => other?,
+        }
+        // The new name itself must survive a power cut.
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -174,5 +392,114 @@ mod tests {
             vec![std::ffi::OsString::from("out.docx")],
             "no temporary file is left"
         );
+    }
+
+    fn names_in(dir: &Path) -> Vec<String> {
+        let mut v: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// The process's umask, read without changing it (Linux reports it in status).
+    #[cfg(target_os = "linux")]
+    fn umask() -> u32 {
+        let status = std::fs::read_to_string("/proc/self/status").unwrap();
+        let line = status.lines().find(|l| l.starts_with("Umask:")).unwrap();
+        u32::from_str_radix(line["Umask:".len()..].trim(), 8).unwrap()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn saved_files_get_their_mode_from_the_umask_either_way() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let expected = 0o666 & !umask();
+        for (i, strategy) in [Strategy::Unnamed, Strategy::Named].into_iter().enumerate() {
+            for overwrite in [false, true] {
+                let out = dir.path().join(format!("out{i}.docx"));
+                write_with(&out, overwrite, strategy, |f| f.write_all(b"x")).unwrap();
+                let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+                assert_eq!(mode, expected, "mode {mode:o}, umask gives {expected:o}");
+            }
+            let out = dir.path().join(format!("out{i}.docx"));
+            let again = write_with(&out, false, strategy, |f| f.write_all(b"y"));
+            assert_eq!(again.unwrap_err().code, ErrorCode::InvalidInput);
+            assert_eq!(std::fs::read(&out).unwrap(), b"x");
+        }
+        assert_eq!(names_in(dir.path()), ["out0.docx", "out1.docx"]);
+    }
+
+    #[test]
+    fn stale_temporaries_are_removed_at_the_next_save_into_their_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = SystemTime::now() - Duration::from_secs(600);
+        for name in [".casebook-killed.part", "notes.part", ".casebook-live.part"] {
+            std::fs::write(dir.path().join(name), b"partial").unwrap();
+        }
+        for name in [".casebook-killed.part", "notes.part"] {
+            let f = File::options()
+                .write(true)
+                .open(dir.path().join(name))
+                .unwrap();
+            f.set_modified(old).unwrap();
+        }
+        write_atomic(&dir.path().join("out.docx"), b"new", false).unwrap();
+        assert_eq!(
+            names_in(dir.path()),
+            [".casebook-live.part", "notes.part", "out.docx"],
+            "only Casebook's own temporaries, and only stale ones, go"
+        );
+    }
+
+    /// The child half of `a_save_killed_midway_leaves_nothing`: saves slowly into
+    /// the file the parent names, says when half is written, and waits to be killed.
+    #[test]
+    fn child_saves_slowly() {
+        let Some(out) = std::env::var_os("CASEBOOK_TEST_SLOW_SAVE") else {
+            return;
+        };
+        write_atomic_with(Path::new(&out), true, |f| {
+            f.write_all(&vec![7u8; 4 << 20])?;
+            f.sync_all()?;
+            println!("HALFWAY");
+            std::io::stdout().flush()?;
+            std::thread::sleep(Duration::from_secs(120));
+            f.write_all(b"the rest")
+        })
+        .unwrap();
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_save_killed_midway_leaves_nothing() {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().unwrap();
+        let input = dir.path().join("report.docx");
+        let out = dir.path().join("report (cited).docx");
+        std::fs::write(&input, b"original").unwrap();
+        std::fs::write(&out, b"cited before").unwrap();
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["save::tests::child_saves_slowly", "--exact", "--nocapture"])
+            .env("CASEBOOK_TEST_SLOW_SAVE", &out)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let halfway = stdout.lines().map_while(|l| l.ok()).any(|l| l == "HALFWAY");
+        assert!(halfway, "the child never got halfway");
+        // An unnamed file is invisible while it is written.
+        assert_eq!(names_in(dir.path()), ["report (cited).docx", "report.docx"]);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_eq!(
+            names_in(dir.path()),
+            ["report (cited).docx", "report.docx"],
+            "nothing is left by the killed save"
+        );
+        assert_eq!(std::fs::read(&input).unwrap(), b"original");
+        assert_eq!(std::fs::read(&out).unwrap(), b"cited before");
     }
 }
