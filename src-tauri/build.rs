@@ -2,6 +2,7 @@
 // and the UI gets only what it uses.
 const COMMANDS: &[&str] = &[
     "app_info",
+    "opened_documents",
     "update_settings",
     "health",
     "inspect_documents",

@@ -26,6 +26,12 @@ pub async fn app_info(core: Core<'_>) -> Result<AppInfo, Error> {
     Ok(core.info().await)
 }
 
+/// Documents from the command line or a later start, not yet shown.
+#[tauri::command]
+pub fn opened_documents() -> Vec<String> {
+    casebook_core::launch::take()
+}
+
 #[tauri::command]
 pub async fn update_settings(core: Core<'_>, settings: Settings) -> Result<AppInfo, Error> {
     core.update_settings(settings).await

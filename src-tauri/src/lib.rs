@@ -24,6 +24,7 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
     builder
         .invoke_handler(tauri::generate_handler![
             commands::app_info,
+            commands::opened_documents,
             commands::update_settings,
             commands::health,
             commands::inspect_documents,
@@ -98,8 +99,28 @@ pub fn run() {
         .with_writer(std::io::stderr)
         .init();
 
-    setup(tauri::Builder::default())
+    let mut builder = tauri::Builder::default();
+    if let Ok(dir) = casebook_core::backend::data_dir() {
+        let id = casebook_core::launch::instance_id(casebook_core::backend::APP_IDENTIFIER, &dir);
+        let state = dir.join("window-state.json").to_string_lossy().into_owned();
+        builder = builder
+            .plugin(
+                tauri_plugin_single_instance::Builder::new()
+                    .dbus_id(id)
+                    .callback(|app, argv, cwd| windows::open_documents(app, &argv, &cwd))
+                    .build(),
+            )
+            .plugin(
+                tauri_plugin_window_state::Builder::new()
+                    .with_filename(state)
+                    .with_filter(|label| label == "main")
+                    .build(),
+            );
+    }
+    setup(builder)
         .setup(|app| {
+            let argv: Vec<String> = std::env::args().collect();
+            casebook_core::launch::receive(&argv, &std::env::current_dir().unwrap_or_default());
             let handle = app.handle().clone();
             let core = tauri::async_runtime::block_on(async move {
                 let core = start_core(&handle, casebook_core::backend::data_dir()?).await?;

@@ -10,6 +10,16 @@ use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindowBuild
 /// The event the main window's missions list follows.
 pub const STATUS_EVENT: &str = "mission-status";
 
+/// A later start's documents (its argv, run in `cwd`) go to the running main
+/// window, which comes to the front and takes them with `opened_documents`.
+pub fn open_documents<R: Runtime>(app: &AppHandle<R>, argv: &[String], cwd: &str) {
+    casebook_core::launch::receive(argv, std::path::Path::new(cwd));
+    if let Some(w) = app.get_webview_window("main") {
+        let (_, _, _) = (w.unminimize(), w.show(), w.set_focus());
+    }
+    let _ = app.emit_to("main", "open-documents", ());
+}
+
 /// The window label for a session: labels allow fewer characters than session ids.
 pub fn window_label(session_id: &str) -> String {
     let safe: String = session_id

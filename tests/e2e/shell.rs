@@ -2,6 +2,68 @@
 
 use casebook_core::connection::Connection;
 use casebook_e2e::{App, AppOptions, data, drag_files_onto, exclusive};
+use std::path::Path;
+
+async fn card_state(app: &App, path: &Path) -> String {
+    app.wait_css(&format!(
+        "[data-testid=doc-card][data-path=\"{}\"]",
+        path.display()
+    ))
+    .await
+    .attr("data-state")
+    .await
+    .unwrap()
+    .unwrap_or_default()
+}
+
+/// "Open with Casebook": a path on the command line becomes a checked card; a
+/// second start hands its (relative) path to the running window, which shows it in
+/// the Cite view, and exits. Settings' About names the version and data folder.
+#[tokio::test(flavor = "multi_thread")]
+async fn documents_opened_with_the_app_reach_its_one_window() {
+    let _one = exclusive().await;
+    let work = tempfile::tempdir().unwrap();
+    let first = work.path().join("first report.docx");
+    let second = work.path().join("second.docx");
+    std::fs::copy(data("docx/headings-lorem-multirun.docx"), &first).unwrap();
+    std::fs::copy(data("docx/footnote-in-table.docx"), &second).unwrap();
+    let app = App::launch(AppOptions {
+        args: vec![first.display().to_string()],
+        ..Default::default()
+    })
+    .await;
+    app.until("the opened document's card is ready", || async {
+        card_state(&app, &first).await == "ready"
+    })
+    .await;
+
+    let status = app.start_again(&["second.docx"], work.path());
+    assert!(status.success(), "the second start exits cleanly: {status}");
+    app.until("the second start's document in the first window", || async {
+        card_state(&app, &second).await == "ready"
+    })
+    .await;
+    assert_eq!(
+        app.all_css("[data-testid=doc-card]").await.len(),
+        2,
+        "both documents, each once"
+    );
+
+    app.click("nav-settings").await;
+    let version = app.testid("about-version").await.text().await.unwrap();
+    assert_eq!(version, format!("Casebook {}", env!("CARGO_PKG_VERSION")));
+    let dir = app.testid("about-data-dir").await.text().await.unwrap();
+    assert_eq!(dir, app.data_dir().display().to_string());
+    // Opened from elsewhere while another view shows: the Cite view comes back with it.
+    let status = app.start_again(&[&first.display().to_string()], Path::new("/"));
+    assert!(status.success(), "the third start exits cleanly: {status}");
+    app.until("the Cite view with the document again", || async {
+        card_state(&app, &first).await == "ready"
+    })
+    .await;
+    app.testid("drop-zone").await;
+    app.close().await;
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn window_renders_navigation_and_each_view() {

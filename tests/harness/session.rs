@@ -16,6 +16,8 @@ pub struct AppOptions {
     pub env: Vec<(String, String)>,
     /// Reuse a data directory (to test what survives a restart); a fresh one otherwise.
     pub data_dir: Option<PathBuf>,
+    /// The app's command line after the program (documents to open).
+    pub args: Vec<String>,
 }
 
 /// Kills tauri-driver (and so WebKitWebDriver and the app) however the test ends.
@@ -125,7 +127,7 @@ impl App {
             caps.insert("browserName".into(), "wry".into());
             caps.insert(
                 "tauri:options".into(),
-                serde_json::json!({ "application": app_binary() }),
+                serde_json::json!({ "application": app_binary(), "args": opts.args }),
             );
             match ClientBuilder::rustls()
                 .expect("rustls client")
@@ -158,6 +160,35 @@ impl App {
 
     pub fn data_dir(&self) -> &std::path::Path {
         &self.data_path
+    }
+
+    /// Starts the app again as a person would (same display, data folder and session
+    /// bus, not through WebDriver) with `args`, run in `cwd`; waits for it to exit.
+    pub fn start_again(&self, args: &[&str], cwd: &std::path::Path) -> std::process::ExitStatus {
+        let mut child = Command::new(app_binary())
+            .args(args)
+            .current_dir(cwd)
+            .env("DISPLAY", self.xvfb.display())
+            .env_remove("WAYLAND_DISPLAY")
+            .env("GDK_BACKEND", "x11")
+            .env("NO_AT_BRIDGE", "1")
+            .env("CASEBOOK_DATA_DIR", &self.data_path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("cannot start the app again");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() >= deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("the second start did not hand over and exit within 30 s");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// Waits (up to 20 s) for the element with this `data-testid`.
@@ -236,15 +267,23 @@ impl App {
             .execute_async(
                 r#"const [el, done] = [arguments[0], arguments[arguments.length - 1]];
                 let last = "", still = 0, frames = 0;
+                // WebKit without compositing runs no animation frame while nothing
+                // repaints: a timer stands in for a frame then.
+                const next = (f) => {
+                  let ran = false;
+                  const once = () => { if (!ran) { ran = true; f(); } };
+                  requestAnimationFrame(once);
+                  setTimeout(once, 50);
+                };
                 const tick = () => {
                   const r = el.getBoundingClientRect();
                   const now = `${r.x},${r.y},${r.width},${r.height}`;
                   still = now === last ? still + 1 : 0;
                   last = now;
                   if (still >= 2 || ++frames > 120) done(still >= 2);
-                  else requestAnimationFrame(tick);
+                  else next(tick);
                 };
-                requestAnimationFrame(tick);"#,
+                next(tick);"#,
                 vec![serde_json::to_value(el).expect("element reference")],
             )
             .await
@@ -260,7 +299,9 @@ impl App {
         // shows the DOM as it is now.
         self.client
             .execute_async(
-                "const done = arguments[arguments.length - 1]; requestAnimationFrame(() => requestAnimationFrame(() => done()));",
+                // Two frames, or (WebKit without compositing runs none while nothing
+                // repaints, and then the last paint is current) a moment.
+                "const done = arguments[arguments.length - 1]; const t = setTimeout(done, 200); requestAnimationFrame(() => requestAnimationFrame(() => { clearTimeout(t); done(); }));",
                 vec![],
             )
             .await

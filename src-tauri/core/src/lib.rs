@@ -17,6 +17,7 @@ pub mod follower;
 pub mod http;
 pub mod jobs;
 pub mod keys;
+pub mod launch;
 pub mod missions;
 pub mod reader;
 pub mod renderer;

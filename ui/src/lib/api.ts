@@ -47,6 +47,7 @@ export const api = {
   appInfo: () => invoke<AppInfo>("app_info"),
   updateSettings: (settings: Settings) => invoke<AppInfo>("update_settings", { settings }),
   health: () => invoke<Health>("health"),
+  openedDocuments: () => invoke<string[]>("opened_documents"),
   inspectDocuments: (paths: string[]) => invoke<DocumentInfo[]>("inspect_documents", { paths }),
   pickDocuments: () => invoke<DocumentInfo[]>("pick_documents"),
   keyStatus: () => invoke<KeyStatus[]>("key_status"),
