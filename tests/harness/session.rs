@@ -105,6 +105,10 @@ impl App {
             // No accessibility bus runs here; without this GTK warns on every start.
             .env("NO_AT_BRIDGE", "1")
             .env("CASEBOOK_DATA_DIR", &data_path)
+            // WebKitWebDriver cannot take screenshots from WebKit with compositing off,
+            // which Casebook chooses on a machine without a GPU like this one: the
+            // tests keep it on (a test may still ask for `software`).
+            .env("CASEBOOK_RENDERER", "gpu")
             .env_remove("CASEBOOK_DIALOG_PATH")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit());
