@@ -5,10 +5,13 @@ SHELL := /bin/bash
 # One invocation shape everywhere: cargo unifies features per invocation, and mixing
 # `-p` with `--workspace` would rebuild the whole Tauri tree.
 CARGO_SCOPE := --workspace --all-targets
+# What users get: release, only the app and the CLI. Never --workspace here: the e2e
+# crate turns on the app's `test-hooks`, which no build users run may have.
+RELEASE_SCOPE := --release -p casebook-app -p casebook-cli
 
-.PHONY: run test lint bindings bench deps-build deps-test ui ui-deps build screenshots clean
+.PHONY: run test lint bindings bench deps-build deps-test ui ui-deps build release package fresh-install screenshots clean
 
-run: deps-build build
+run: deps-build release
 	scripts/run-app.sh
 
 test:
@@ -33,6 +36,19 @@ ui: ui-deps
 
 build: ui
 	cargo build $(CARGO_SCOPE)
+
+release: ui
+	cargo build $(RELEASE_SCOPE)
+
+# The .deb (target/release/bundle/deb/): Tauri's bundler packs the release build above
+# (the app, the `casebook` CLI, the desktop entry with its MIME types, the icons).
+package: deps-build release
+	scripts/package.sh
+
+# Installs that .deb into a fresh Debian 12, opens a .docx through its MIME association
+# and purges it (root, minutes; not part of `make test`).
+fresh-install: package
+	sudo scripts/fresh-install.sh
 
 lint: ui-deps
 	cargo fmt --all -- --check

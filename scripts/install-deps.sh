@@ -18,6 +18,7 @@ test_pkgs=(
   dbus dbus-x11 gnome-keyring libsecret-tools
   libreoffice-writer-nogui libreoffice-impress-nogui
   imagemagick
+  desktop-file-utils
 )
 
 case "$profile" in
