@@ -254,6 +254,22 @@ impl Framing {
     }
 }
 
+/// The watcher's NDJSON framing on its own, the chunks fed in order: for the fuzzer
+/// (`src-tauri/fuzz`), which checks that any split of the same bytes gives the same
+/// events. Not part of the API the front ends use.
+#[doc(hidden)]
+pub fn ndjson_events<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Result<Vec<MissionEvent>> {
+    let mut framing = Framing::Ndjson {
+        buf: Vec::new(),
+        scanned: 0,
+    };
+    let mut out = Vec::new();
+    for chunk in chunks {
+        framing.feed(chunk, &mut out)?;
+    }
+    Ok(out.into_iter().map(|f| f.event).collect())
+}
+
 /// One NDJSON line as an event: the name from `event`, `type` or `kind`, the id
 /// from `id`, the data from `data` (or the whole object).
 fn ndjson_event(line: &[u8]) -> Option<MissionEvent> {

@@ -7,7 +7,10 @@
 //! are refused with 400. Faults:
 //!
 //! - `latencyMs`, `dropStreamAfter`, `tinyChunks`, `crlf`, `slowDripMs`,
-//!   `storm: {count, retryAfter}`, `fail: {nth, kind: "500" | "malformed_json"}`.
+//!   `storm: {count, retryAfter}`, `fail: {nth, kind: "500" | "malformed_json"}`,
+//!   `cutRandom: {seed, count}` (the next `count` stream connections cut at random
+//!   points: between events, mid-event or mid-UTF-8 sequence). The answer carries
+//!   `cutsMade`, the connections cut so far.
 //!
 //! Variants, the other legal answers to what the contract leaves "not shown" (see
 //! [`crate::faults`]):
@@ -67,6 +70,14 @@ struct FaultRequest {
     parse_shape: Option<String>,
     success_status: Option<u16>,
     html_errors: Option<bool>,
+    cut_random: Option<CutRandom>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct CutRandom {
+    seed: u64,
+    count: u64,
 }
 
 #[derive(Deserialize)]
@@ -208,6 +219,9 @@ async fn set_faults(
     if let Some(ms) = req.slow_drip_ms {
         f.set_slow_drip(Duration::from_millis(ms));
     }
+    if let Some(c) = req.cut_random {
+        f.set_cut_random(c.seed, c.count);
+    }
     if let Some(s) = req.storm {
         f.set_429_storm(s.count, s.retry_after);
     }
@@ -226,5 +240,6 @@ async fn set_faults(
         // This request itself counts as one; "1" means the request after it.
         f.fail_request(fail.nth, kind);
     }
-    Json(serde_json::json!({"ok": true})).into_response()
+    // The cuts so far, so a soak test outside the process can count its drops.
+    Json(serde_json::json!({"ok": true, "cutsMade": f.cuts_made()})).into_response()
 }

@@ -227,6 +227,32 @@ fn options(body: &Value, doc: &[u8]) -> Result<CiteOptions, Response> {
     })
 }
 
+/// A cite or parse request body through the same checks the handlers make (JSON, the
+/// document, the options) and, for a file, the engine's parse: for the fuzzer, which
+/// must reach these parsers without a server. True when the request would be served.
+pub fn check_request(raw: &[u8]) -> bool {
+    let Ok(body) = json_body(raw) else {
+        return false;
+    };
+    let Ok(input) = input(&body) else {
+        return false;
+    };
+    let doc: &[u8] = match &input {
+        Input::Essay(t) => t.as_bytes(),
+        Input::File(b) => b,
+    };
+    if options(&body, doc).is_err() {
+        return false;
+    }
+    match input {
+        Input::Essay(text) => {
+            engine::parse_text(&text);
+            true
+        }
+        Input::File(bytes) => engine::parse(&bytes).is_ok(),
+    }
+}
+
 /// A stable seed from the document, so the same request gives the same result.
 fn fnv1a(bytes: &[u8]) -> u64 {
     bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {

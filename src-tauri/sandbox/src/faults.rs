@@ -22,6 +22,9 @@
 //!   and session create;
 //! - [`Faults::set_html_errors`]: 413 and 429 answers with an HTML page, not JSON.
 //!
+//! [`Faults::set_cut_random`] is a fault for soak tests: stream connections cut at
+//! random points, between events, inside one, or inside a UTF-8 sequence.
+//!
 //! All off by default, and [`Faults::clear`] switches everything back. The sandbox
 //! only ever binds 127.0.0.1, so these never reach anyone else.
 
@@ -115,6 +118,51 @@ impl ParseShape {
     }
 }
 
+/// Where an injected cut ends a stream connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CutAt {
+    /// After a whole event, before the next one starts.
+    Between,
+    /// At some byte inside the next event's frame.
+    MidEvent,
+    /// Just before a continuation byte of a multi-byte UTF-8 character in the next
+    /// event's frame (inside it anywhere when it has none).
+    MidUtf8,
+}
+
+/// One connection's cut: after this many whole events, at `at`; `pick` chooses the
+/// byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cut {
+    pub after_events: u64,
+    pub at: CutAt,
+    pub pick: u64,
+}
+
+impl Cut {
+    /// How many bytes of `frame` the connection sends before it is cut.
+    pub fn offset(&self, frame: &[u8]) -> usize {
+        let inside = |pick: u64| match frame.len() {
+            0 | 1 => 0,
+            n => 1 + (pick % (n as u64 - 1)) as usize,
+        };
+        match self.at {
+            CutAt::Between => 0,
+            CutAt::MidEvent => inside(self.pick),
+            CutAt::MidUtf8 => {
+                let continuation: Vec<usize> = (0..frame.len())
+                    .filter(|&i| frame[i] & 0xC0 == 0x80)
+                    .collect();
+                if continuation.is_empty() {
+                    inside(self.pick)
+                } else {
+                    continuation[(self.pick % continuation.len() as u64) as usize]
+                }
+            }
+        }
+    }
+}
+
 #[derive(Default)]
 struct State_ {
     latency_ms: AtomicU64,
@@ -137,6 +185,9 @@ struct State_ {
     parse_shape: Mutex<ParseShape>,
     success_status: AtomicU64,
     html_errors: AtomicBool,
+    cut_remaining: AtomicU64,
+    cut_rng: Mutex<crate::rng::Rng>,
+    cuts_made: AtomicU64,
 }
 
 /// A handle on one sandbox's faults; clones share state.
@@ -316,6 +367,41 @@ impl Faults {
         self.0.html_errors.load(Ordering::SeqCst)
     }
 
+    /// The next `count` stream connections are each cut at a random point drawn from
+    /// `seed`: after 0 to 7 whole events, then between two events, inside the next one,
+    /// or inside one of its multi-byte UTF-8 characters (0: off). A connection that
+    /// ends before its point is not cut and does not count.
+    pub fn set_cut_random(&self, seed: u64, count: u64) {
+        *lock(&self.0.cut_rng) = crate::rng::Rng::new(seed);
+        self.0.cut_remaining.store(count, Ordering::SeqCst);
+    }
+
+    /// Takes the cut for a new stream connection, if any are left.
+    pub fn take_cut(&self) -> Option<Cut> {
+        self.0
+            .cut_remaining
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |r| r.checked_sub(1))
+            .ok()?;
+        let mut rng = lock(&self.0.cut_rng);
+        let after_events = rng.below(8);
+        let at = *rng.pick(&[CutAt::Between, CutAt::MidEvent, CutAt::MidUtf8]);
+        Some(Cut {
+            after_events,
+            at,
+            pick: rng.next_u64(),
+        })
+    }
+
+    /// A stream was cut where its [`Cut`] said.
+    pub fn count_cut(&self) {
+        self.0.cuts_made.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// Connections cut by [`Self::set_cut_random`] so far.
+    pub fn cuts_made(&self) -> u64 {
+        self.0.cuts_made.load(Ordering::SeqCst)
+    }
+
     /// Switches every fault and variant off.
     pub fn clear(&self) {
         self.set_latency(Duration::ZERO);
@@ -334,6 +420,7 @@ impl Faults {
         self.set_parse_shape(ParseShape::Default);
         self.set_success_status(None);
         self.set_html_errors(false);
+        self.set_cut_random(0, 0);
     }
 
     /// Requests seen so far (health checks included).

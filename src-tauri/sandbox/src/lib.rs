@@ -24,6 +24,14 @@ mod rng;
 mod routes;
 
 pub use faults::{EventIds, Failure, Faults, ParseShape};
+
+/// Pure entry points into the request parsers, for `src-tauri/fuzz`; not an API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::citations::check_request;
+    pub use crate::missions::check_message;
+}
+
 pub use ratelimit::RateLimit;
 
 use std::net::SocketAddr;

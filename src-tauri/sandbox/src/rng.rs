@@ -2,7 +2,7 @@
 //! hashers are not promised to be), which matters because a seed must always
 //! reproduce the same cited document and regenerate the same mission script.
 
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Rng(u64);
 
 impl Rng {

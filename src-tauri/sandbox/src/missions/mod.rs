@@ -194,6 +194,12 @@ fn extension(body: &Value, field: &str, max: u64) -> Result<Option<u64>, Box<Res
     }
 }
 
+/// The mission message parser on its own, for the fuzzer: true when `text` is a valid
+/// mission message.
+pub fn check_message(text: &str) -> bool {
+    message::parse(text).is_ok()
+}
+
 async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
     if let Err(resp) = admit(&shared, &headers) {
         return resp;

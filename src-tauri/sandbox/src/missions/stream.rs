@@ -7,6 +7,7 @@
 //! reads further behind in the log.
 
 use super::session::{Event, Session, Status};
+use crate::faults::Cut;
 use crate::{EventIds, Faults};
 use axum::body::Body;
 use axum::http::{HeaderValue, header};
@@ -51,6 +52,8 @@ struct Streamer {
     completion: Option<String>,
     /// Fall silent once, after this many events, for this long.
     silence: Option<(u64, Duration)>,
+    /// The random-cut fault's point for this connection.
+    cut: Option<Cut>,
 }
 
 impl Streamer {
@@ -59,6 +62,23 @@ impl Streamer {
     }
 
     fn push_event(&mut self, event: &Event) {
+        let frame = self.frame(event);
+        self.push(frame);
+    }
+
+    /// Sends the start of `event`'s frame, as far as the cut says, and ends the connection.
+    fn push_cut(&mut self, event: &Event, cut: Cut) {
+        let frame = self.frame(event);
+        let bytes: Vec<u8> = self.faults.shape_frame(frame).concat();
+        let at = cut.offset(&bytes);
+        if at > 0 {
+            self.pending.push_back(Bytes::copy_from_slice(&bytes[..at]));
+        }
+        self.end = End::Cut;
+        self.faults.count_cut();
+    }
+
+    fn frame(&self, event: &Event) -> String {
         let id = match self.ids {
             EventIds::All => format!("id: {}\n", event.seq),
             EventIds::None => String::new(),
@@ -70,7 +90,7 @@ impl Streamer {
             Some(name) if event.kind == "session.completed" => name.as_str(),
             _ => event.kind.as_str(),
         };
-        self.push(format!("{id}event: {kind}\ndata: {}\n\n", event.data));
+        format!("{id}event: {kind}\ndata: {}\n\n", event.data)
     }
 
     /// True when the silence variant is due now: `sent` events out, not yet silent.
@@ -139,6 +159,7 @@ pub fn response(
         ids: faults.event_ids(),
         completion: faults.completion_event(),
         silence: faults.silence(),
+        cut: faults.take_cut(),
         faults,
     };
     streamer.push("retry: 1000\n\n".to_owned());
@@ -192,6 +213,10 @@ async fn step(mut s: Streamer) -> Option<(Result<Bytes, std::io::Error>, Streame
         };
         if !batch.is_empty() {
             for event in &batch {
+                if let Some(cut) = s.cut.filter(|c| c.after_events == s.sent) {
+                    s.push_cut(event, cut);
+                    break;
+                }
                 s.push_event(event);
                 s.next += 1;
                 s.sent += 1;

@@ -1,0 +1,7 @@
+//! The parse-answer reader never fails and never panics, whatever the service sent.
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let _ = casebook_core::citations::read_parse_answer(data);
+});
