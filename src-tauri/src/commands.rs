@@ -101,7 +101,7 @@ pub fn discard_cite(core: Core<'_>, job_id: String) {
 #[tauri::command]
 pub async fn save_cited(core: Core<'_>, job_id: String) -> Result<Option<SavedFile>, Error> {
     let (suggested, kind) = core.jobs.suggested_path(&job_id)?;
-    match dialog::save_file("Save the cited copy", &suggested, kind).await? {
+    match dialog::save_file("Save the cited copy", &suggested, kind.filter()).await? {
         Some(dest) => core.save_cited(&job_id, dest).await.map(Some),
         None => Ok(None),
     }
@@ -199,7 +199,8 @@ pub async fn export_mission(
 ) -> Result<Option<String>, Error> {
     let (name, bytes) = core.export_mission(&session_id, format).await?;
     let suggested = casebook_core::backend::home_dir().join(name);
-    let Some(dest) = dialog::save_export(&suggested, format).await? else {
+    let title = "Export the mission transcript";
+    let Some(dest) = dialog::save_file(title, &suggested, format.filter()).await? else {
         return Ok(None);
     };
     core.save_export(&dest, bytes).await?;

@@ -10,7 +10,7 @@ use crate::opener;
 use casebook_core::Error;
 use casebook_core::app::Casebook;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tauri::{
     AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindow, WebviewWindowBuilder,
 };
@@ -22,9 +22,6 @@ pub const LABEL: &str = "console";
 pub const ACCOUNT_EVENT: &str = "account-changed";
 
 const POLL: Duration = Duration::from_millis(500);
-/// The same cookies are offered again after this long: a service may turn an
-/// existing cookie into a session when the person signs in.
-const RETRY_SAME: Duration = Duration::from_secs(3);
 
 /// Only the service's own pages load in the console; other web links go to the
 /// system browser, anything else nowhere.
@@ -76,7 +73,7 @@ async fn watch<R: Runtime>(
     core: Arc<Casebook>,
     url: Url,
 ) {
-    let mut tried: Option<(String, Instant)> = None;
+    let mut sign_in = casebook_core::account::ConsoleSignIn::default();
     loop {
         tokio::time::sleep(POLL).await;
         if app.get_webview_window(LABEL).is_none() {
@@ -84,37 +81,21 @@ async fn watch<R: Runtime>(
         }
         let (w, u) = (window.clone(), url.clone());
         // The runtime answers on its event loop; wait for it off the async workers.
-        let cookies = match tokio::task::spawn_blocking(move || w.cookies_for_url(u)).await {
-            Ok(Ok(c)) if !c.is_empty() => c,
-            _ => continue,
-        };
-        let header = cookies
-            .iter()
-            .map(|c| format!("{}={}", c.name(), c.value()))
-            .collect::<Vec<_>>()
-            .join("; ");
-        if tried
-            .as_ref()
-            .is_some_and(|(h, at)| *h == header && at.elapsed() < RETRY_SAME)
-        {
+        let Ok(Ok(cookies)) = tokio::task::spawn_blocking(move || w.cookies_for_url(u)).await
+        else {
             continue;
-        }
-        match core.sign_in_with_cookies(&header).await {
-            Ok(_) => {
-                // Core has the session now; the web view keeps no copy.
-                for c in cookies {
-                    let _ = window.delete_cookie(c);
-                }
-                let _ = window.close();
-                let _ = app.emit_to("main", ACCOUNT_EVENT, ());
-                return;
+        };
+        let pairs = cookies
+            .iter()
+            .map(|c| (c.name().to_owned(), c.value().to_owned()));
+        if sign_in.offer(&core, pairs).await {
+            // Core has the session now; the web view keeps no copy.
+            for c in cookies {
+                let _ = window.delete_cookie(c);
             }
-            Err(e) => {
-                // Not signed in yet (or a passing failure): look again. Never the message,
-                // which is about cookies.
-                tracing::debug!(code = %e.code(), "the console's cookies are not a session yet");
-                tried = Some((header, Instant::now()));
-            }
+            let _ = window.close();
+            let _ = app.emit_to("main", ACCOUNT_EVENT, ());
+            return;
         }
     }
 }

@@ -5,8 +5,6 @@
 //! folder dialog returns it. Native dialogs cannot be driven reliably under Xvfb.
 
 use casebook_core::Error;
-use casebook_core::citations::OutputKind;
-use casebook_core::transcript::ExportFormat;
 use std::path::{Path, PathBuf};
 
 #[cfg(feature = "test-hooks")]
@@ -51,21 +49,9 @@ pub async fn pick_documents() -> Result<Vec<String>, Error> {
     Ok(paths.iter().map(|p| p.display().to_string()).collect())
 }
 
-/// Asks where to save a cited copy, proposing `suggested`. `None`: cancelled.
+/// Asks where to save, proposing `suggested`, offering `filter` (a name and an
+/// extension). `None`: cancelled.
 pub async fn save_file(
-    title: &'static str,
-    suggested: &Path,
-    kind: OutputKind,
-) -> Result<Option<PathBuf>, Error> {
-    save_dialog(title, suggested, kind.filter()).await
-}
-
-/// Asks where to save a mission transcript. `None`: cancelled.
-pub async fn save_export(suggested: &Path, format: ExportFormat) -> Result<Option<PathBuf>, Error> {
-    save_dialog("Export the mission transcript", suggested, format.filter()).await
-}
-
-async fn save_dialog(
     title: &'static str,
     suggested: &Path,
     filter: (&'static str, &'static str),

@@ -124,13 +124,7 @@ pub fn run() {
             let handle = app.handle().clone();
             let core = tauri::async_runtime::block_on(async move {
                 let core = start_core(&handle, casebook_core::backend::data_dir()?).await?;
-                let info = core.info().await;
-                tracing::info!(base_url = %info.base_url, mode = ?info.mode, "Casebook is ready");
-                // Live missions resume in the background; their windows stay closed
-                // until asked for.
-                if let Err(e) = core.resume_all().await {
-                    tracing::warn!("cannot resume missions: {}", e.message());
-                }
+                core.ready().await;
                 Ok::<_, Error>(core)
             })?;
             app.manage(core);

@@ -58,14 +58,7 @@ pub fn open_mission<R: Runtime>(app: &AppHandle<R>, record: &MissionRecord) -> R
         let _ = w.set_focus();
         return Ok(());
     }
-    let headline: String = record
-        .objective
-        .lines()
-        .next()
-        .unwrap_or("")
-        .chars()
-        .take(60)
-        .collect();
+    let headline = record.headline(60);
     // Percent-encoded so the UI's decodeURIComponent gets the id back exactly.
     let hash = casebook_core::missions::encode_segment(&record.session_id);
     WebviewWindowBuilder::new(
@@ -112,8 +105,7 @@ impl<R: Runtime> Observer for WindowObserver<R> {
             .and_then(|w| w.is_focused().ok())
             .unwrap_or(false);
         if !focused {
-            let headline = mission.objective.lines().next().unwrap_or("").trim();
-            notify::notify(format!("Mission {what}"), headline.to_owned());
+            notify::notify(format!("Mission {what}"), mission.headline(200));
         }
     }
 }

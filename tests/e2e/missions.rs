@@ -182,8 +182,11 @@ async fn a_mission_streams_in_its_window_cancels_and_exports() {
 
     // Its own window opens and streams.
     switch_to_mission_window(&app, &main).await;
-    let title = app.client.title().await.unwrap();
-    assert!(title.starts_with("Mission: How does urban heat"), "{title}");
+    app.until("the mission's title", || async {
+        let title = app.client.title().await.unwrap_or_default();
+        title.starts_with("Mission: How does urban heat")
+    })
+    .await;
     until_for(20, "a few events", || async {
         app.all_css("[data-testid=event-card]").await.len() >= 4
     })

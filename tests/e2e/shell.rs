@@ -39,9 +39,10 @@ async fn documents_opened_with_the_app_reach_its_one_window() {
 
     let status = app.start_again(&["second.docx"], work.path());
     assert!(status.success(), "the second start exits cleanly: {status}");
-    app.until("the second start's document in the first window", || async {
-        card_state(&app, &second).await == "ready"
-    })
+    app.until(
+        "the second start's document in the first window",
+        || async { card_state(&app, &second).await == "ready" },
+    )
     .await;
     assert_eq!(
         app.all_css("[data-testid=doc-card]").await.len(),

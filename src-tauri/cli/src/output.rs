@@ -145,12 +145,12 @@ pub fn print_missions(missions: &[MissionRecord], json: bool) {
         return;
     }
     for m in missions {
-        let headline = m.objective.lines().next().unwrap_or("").trim();
         println!(
-            "{}  {:<12} {}  {headline}",
+            "{}  {:<12} {}  {}",
             m.session_id,
             m.status.as_str(),
-            rfc3339(m.created_at)
+            rfc3339(m.created_at),
+            m.headline(200)
         );
     }
 }

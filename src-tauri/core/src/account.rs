@@ -596,3 +596,46 @@ mod tests {
         assert_eq!(label(""), "");
     }
 }
+
+/// One sign-in through the service's console: the cookies its window holds are
+/// offered as they change (the same ones again only after a while, since a service
+/// may turn an existing cookie into a session when the person signs in).
+#[derive(Default)]
+pub struct ConsoleSignIn {
+    tried: Option<(String, std::time::Instant)>,
+}
+
+impl ConsoleSignIn {
+    const RETRY_SAME: std::time::Duration = std::time::Duration::from_secs(3);
+
+    /// Offers the window's cookies (name, value); true once the account endpoint
+    /// accepted them and they are kept as the session.
+    pub async fn offer(
+        &mut self,
+        core: &crate::app::Casebook,
+        cookies: impl IntoIterator<Item = (String, String)>,
+    ) -> bool {
+        let header = cookies
+            .into_iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let fresh = self
+            .tried
+            .as_ref()
+            .is_none_or(|(h, at)| *h != header || at.elapsed() >= Self::RETRY_SAME);
+        if header.is_empty() || !fresh {
+            return false;
+        }
+        match core.sign_in_with_cookies(&header).await {
+            Ok(_) => true,
+            Err(e) => {
+                // Not signed in yet (or a passing failure): look again. Never the
+                // message, which is about cookies.
+                tracing::debug!(code = %e.code(), "the console's cookies are not a session yet");
+                self.tried = Some((header, std::time::Instant::now()));
+                false
+            }
+        }
+    }
+}

@@ -439,6 +439,16 @@ impl Casebook {
         self.follower.unsubscribe(label)
     }
 
+    /// Says where Casebook talks to, and follows again, in the background, the
+    /// missions that were live when it stopped (their windows stay closed).
+    pub async fn ready(self: &Arc<Self>) {
+        let info = self.info().await;
+        tracing::info!(base_url = %info.base_url, mode = ?info.mode, "Casebook is ready");
+        if let Err(e) = self.resume_all().await {
+            tracing::warn!("cannot resume missions: {}", e.message());
+        }
+    }
+
     /// Follows again the missions that were live when Casebook stopped.
     pub async fn resume_all(self: &Arc<Self>) -> Result<()> {
         for record in self.store.live().await? {

@@ -139,6 +139,21 @@ pub struct MissionRecord {
     pub continuation_token: Option<String>,
 }
 
+impl MissionRecord {
+    /// The objective's first line, cut to `max` characters: a title for windows,
+    /// notifications and lists.
+    pub fn headline(&self, max: usize) -> String {
+        self.objective
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim()
+            .chars()
+            .take(max)
+            .collect()
+    }
+}
+
 /// A stored event with its position in the mission, and how it reads (computed
 /// here once, so every front end shows the same text).
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
