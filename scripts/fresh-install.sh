@@ -62,7 +62,7 @@ mkdir -p "$R/root/Documents"
 cp "$src/tests/data/docx/headings-lorem-multirun.docx" "$R/root/Documents/Report draft.docx"
 
 in_root() {
-  chroot "$R" env -i HOME=/root TERM=dumb LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive \
+  chroot "$R" env -i HOME=/root TERM=dumb LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive CASEBOOK_LOG="${CASEBOOK_LOG:-info}" \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin "$@"
 }
 in_root apt-get update -q
@@ -87,7 +87,7 @@ echo "=== casebook --version: $(casebook --version)"
 
 Xvfb :42 -screen 0 1400x900x24 -nolisten tcp >/tmp/xvfb.log 2>&1 &
 # The marker tells this check's processes from the host's (/proc is the host's).
-export DISPLAY=:42 GDK_BACKEND=x11 NO_AT_BRIDGE=1 FRESH_INSTALL_CHECK=1
+export DISPLAY=:42 GDK_BACKEND=x11 NO_AT_BRIDGE=1 FRESH_INSTALL_CHECK=1 RUST_BACKTRACE=1 CASEBOOK_LOG=${CASEBOOK_LOG:-info}
 for _ in $(seq 50); do [ -e /tmp/.X11-unix/X42 ] && break; sleep 0.1; done
 exec dbus-run-session -- python3 - <<'PY'
 import json, os, subprocess, sys, time, urllib.request
