@@ -9,7 +9,7 @@ CARGO_SCOPE := --workspace --all-targets
 # crate turns on the app's `test-hooks`, which no build users run may have.
 RELEASE_SCOPE := --release -p casebook-app -p casebook-cli
 
-.PHONY: run test lint bindings bench deps-build deps-test ui ui-deps build release package fresh-install screenshots clean
+.PHONY: run test harden lint bindings bench deps-build deps-test ui ui-deps build release package fresh-install screenshots clean
 
 run: deps-build release
 	scripts/run-app.sh
@@ -54,6 +54,11 @@ lint: ui-deps
 	cargo fmt --all -- --check
 	cargo clippy $(CARGO_SCOPE) -- -D warnings
 	cd ui && npm run --silent check
+
+# Reliability figures, about an hour: fuzzing, soak, kill -9 and bad-input tests, then
+# one summary line (scripts/harden.sh). Not part of `make test`.
+harden: deps-test build
+	scripts/harden.sh
 
 # Speed and memory figures; not part of `make test`. Criterion for the SSE decoder and
 # the cite body; then the mission timeline in the real window (latency at 200 events a

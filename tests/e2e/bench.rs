@@ -416,3 +416,46 @@ async fn bench_memory_after_50k_events() {
     assert!(cards < 100, "the timeline is virtualized ({cards} cards)");
     app.close().await;
 }
+
+/// Soak (`make harden`): 10,000 events at full speed (no pause between them) into the
+/// real window, which then holds every id once, in the service's order.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "soak: make harden"]
+async fn soak_window_10000_events_at_full_speed() {
+    const EVENTS: u64 = 10_000;
+    let _one = exclusive().await;
+    let data = tempfile::tempdir().unwrap();
+    let app = App::launch(AppOptions {
+        data_dir: Some(data.path().to_path_buf()),
+        env: vec![
+            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "0".into()),
+            ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), EVENTS.to_string()),
+        ],
+        ..Default::default()
+    })
+    .await;
+    start(&app).await;
+    wait_complete(&app, 10).await;
+    let ids = app
+        .client
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             window.__casebookMission.ids().then(done, (e) => done(String(e)));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let ids: Vec<String> =
+        serde_json::from_value(ids.clone()).unwrap_or_else(|e| panic!("ids() gave {ids}: {e}"));
+    let n = count(&app).await;
+    // The sandbox's ids are the sequence numbers: in order, once each, from 1.
+    let want: Vec<String> = (1..=ids.len() as u64).map(|i| i.to_string()).collect();
+    assert!(ids.len() as u64 >= EVENTS - 10, "{} events", ids.len());
+    assert_eq!(ids, want, "every id once, in order");
+    assert_eq!(n, ids.len() as u64, "the window counted every event once");
+    println!(
+        "soak window: {EVENTS} events asked at full speed, {} held, 0 lost, 0 repeated",
+        ids.len()
+    );
+    app.close().await;
+}
