@@ -53,6 +53,8 @@ part_fuzz() {
   local targets=("$@")
   [ ${#targets[@]} -gt 0 ] || targets=("${TARGETS[@]}")
   seed_corpora
+  # The app's versions of every dependency, not whatever is newest today.
+  [ -f "$FUZZ/Cargo.lock" ] || cp Cargo.lock "$FUZZ/Cargo.lock"
   fuzz_cargo build
   local failed=0
   for t in "${targets[@]}"; do
