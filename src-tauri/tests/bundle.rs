@@ -52,7 +52,12 @@ fn the_bundle_is_a_deb_with_the_app_the_cli_and_icons_at_every_size() {
         .collect();
     // The bundler adds libwebkit2gtk-4.1-0 and libgtk-3-0 itself (twice if named
     // here); these are the other libraries the app links directly (readelf NEEDED).
-    for lib in ["libdbus-1-3", "libsoup-3.0-0", "libjavascriptcoregtk-4.1-0", "libc6"] {
+    for lib in [
+        "libdbus-1-3",
+        "libsoup-3.0-0",
+        "libjavascriptcoregtk-4.1-0",
+        "libc6",
+    ] {
         assert!(depends.contains(&lib), "Depends names {lib}");
     }
     for lib in ["libwebkit2gtk-4.1-0", "libgtk-3-0"] {
@@ -80,7 +85,10 @@ fn the_bundle_is_a_deb_with_the_app_the_cli_and_icons_at_every_size() {
     for icon in bundle["icon"].as_array().unwrap() {
         let path = here().join(icon.as_str().unwrap());
         // The bundler files `NxN@2x.png` under a scaled folder icon themes skip.
-        assert!(!icon.as_str().unwrap().contains("@2x"), "{icon}: a plain size");
+        assert!(
+            !icon.as_str().unwrap().contains("@2x"),
+            "{icon}: a plain size"
+        );
         assert!(path.exists(), "{} exists", path.display());
         if path.extension().is_some_and(|e| e == "png") {
             let (w, h) = png_size(&path);
