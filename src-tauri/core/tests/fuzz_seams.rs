@@ -1,0 +1,58 @@
+//! The entry points `src-tauri/fuzz` drives, checked on its committed seeds in every
+//! `make test`, so a seam that stops meaning what the fuzzer assumes fails here first.
+//! (Inputs the fuzzer finds crashing belong here too, each with the bug it showed.)
+
+use casebook_core::stream::ndjson_events;
+use std::path::Path;
+
+fn seeds(target: &str) -> Vec<Vec<u8>> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fuzz/seeds")
+        .join(target);
+    let mut out: Vec<Vec<u8>> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| std::fs::read(e.unwrap().path()).unwrap())
+        .collect();
+    assert!(!out.is_empty());
+    out.sort();
+    out
+}
+
+#[test]
+fn ndjson_framing_gives_the_same_events_however_the_bytes_are_split() {
+    for seed in seeds("ndjson") {
+        // The fuzz target's first 8 bytes choose the split; here every split point.
+        let input = &seed[8..];
+        let whole = ndjson_events([input]).unwrap();
+        assert!(!whole.is_empty());
+        let bytes = ndjson_events(input.chunks(1)).unwrap();
+        assert_eq!(whole, bytes);
+        for cut in 0..=input.len() {
+            let (a, b) = input.split_at(cut);
+            assert_eq!(ndjson_events([a, b]).unwrap(), whole, "split at {cut}");
+        }
+    }
+}
+
+#[test]
+fn an_oversized_ndjson_line_is_refused_whole_or_in_pieces() {
+    let line = vec![b'x'; casebook_core::stream::MAX_EVENT_BYTES + 1];
+    assert!(ndjson_events([&line[..]]).is_err());
+    assert!(ndjson_events(line.chunks(64 * 1024)).is_err());
+}
+
+#[test]
+fn the_sandbox_parsers_accept_their_valid_seeds() {
+    let valid = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/mission_message/valid.txt"),
+    )
+    .unwrap();
+    assert!(casebook_sandbox::fuzzing::check_message(&valid));
+    assert!(!casebook_sandbox::fuzzing::check_message(&valid[1..]));
+    let essay = std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/sandbox_request/essay.json"),
+    )
+    .unwrap();
+    assert!(casebook_sandbox::fuzzing::check_request(&essay));
+    assert!(!casebook_sandbox::fuzzing::check_request(b"{\"essay\": 1}"));
+}
