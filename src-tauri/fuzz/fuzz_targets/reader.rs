@@ -6,7 +6,10 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok(doc) = casebook_core::reader::read(data) {
         for (i, p) in doc.paragraphs.iter().enumerate() {
-            assert_eq!(p.index as usize, i, "paragraph indexes count from 0 without gaps");
+            assert_eq!(
+                p.index as usize, i,
+                "paragraph indexes count from 0 without gaps"
+            );
         }
     }
 });
