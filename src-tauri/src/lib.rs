@@ -16,6 +16,7 @@ use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::SandboxOptions;
 use std::sync::Arc;
 use tauri::Manager;
+use tauri_plugin_window_state::{AppHandleExt, StateFlags};
 
 /// Registers every command, generic over the runtime so tests can drive the same
 /// wiring on `tauri::test::MockRuntime` without a display. The caller manages an
@@ -100,7 +101,9 @@ pub fn run() {
         .init();
 
     let mut builder = tauri::Builder::default();
-    if let Ok(dir) = casebook_core::backend::data_dir() {
+    let data_dir = casebook_core::backend::data_dir();
+    let keeps_state = data_dir.is_ok();
+    if let Ok(dir) = data_dir {
         let id = casebook_core::launch::instance_id(casebook_core::backend::APP_IDENTIFIER, &dir);
         let state = dir.join("window-state.json").to_string_lossy().into_owned();
         builder = builder
@@ -118,7 +121,7 @@ pub fn run() {
             );
     }
     setup(builder)
-        .setup(|app| {
+        .setup(move |app| {
             let argv: Vec<String> = std::env::args().collect();
             casebook_core::launch::receive(&argv, &std::env::current_dir().unwrap_or_default());
             let handle = app.handle().clone();
@@ -128,6 +131,15 @@ pub fn run() {
                 Ok::<_, Error>(core)
             })?;
             app.manage(core);
+            if let Some(main) = app.get_webview_window("main").filter(|_| keeps_state) {
+                let handle = app.handle().clone();
+                // Kept as it changes, not only at a clean exit: a crash keeps it too.
+                main.on_window_event(move |e| {
+                    if let tauri::WindowEvent::Moved(_) | tauri::WindowEvent::Resized(_) = e {
+                        let _ = handle.save_window_state(StateFlags::all());
+                    }
+                });
+            }
             Ok(())
         })
         .run(tauri::generate_context!())

@@ -188,3 +188,32 @@ async fn browse_uses_the_dialog_test_hook() {
     assert!(text.contains("PowerPoint presentation"), "{text}");
     app.close().await;
 }
+
+/// The main window comes back where, and as large as, it was when it was closed.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_window_remembers_its_size_and_place() {
+    let _one = exclusive().await;
+    let data = tempfile::tempdir().unwrap();
+    let options = || AppOptions {
+        data_dir: Some(data.path().to_path_buf()),
+        ..Default::default()
+    };
+    let app = App::launch(options()).await;
+    app.client
+        .set_window_rect(120, 90, 900, 640)
+        .await
+        .expect("resizing the window");
+    let (x, y, w, h) = app.client.get_window_rect().await.unwrap();
+    // Kept as it changes: ending the app the hard way (the driver kills it) loses nothing.
+    let state = data.path().join("window-state.json");
+    app.until("the window's state is kept", || async {
+        std::fs::read_to_string(&state).is_ok_and(|s| s.contains(&w.to_string()))
+    })
+    .await;
+    app.close().await;
+    let again = App::launch(options()).await;
+    let (x2, y2, w2, h2) = again.client.get_window_rect().await.unwrap();
+    assert_eq!((w2, h2), (w, h), "the size it was closed at");
+    assert_eq!((x2, y2), (x, y), "the place it was closed at");
+    again.close().await;
+}
