@@ -297,7 +297,7 @@ fn crash_save_killed_at_random_moments() {
     }
     assert!(killed > 0, "no try was killed before it ended");
     println!(
-        "crash: {tries} kills (save; {killed} before the end), 0 losses; {none} without output, {complete} complete, 0 partial"
+        "crash: {killed} kills (save; {tries} tries, the rest ended first), 0 losses; {none} without output, {complete} complete, 0 partial"
     );
 }
 
@@ -364,10 +364,10 @@ fn crash_key_update_killed_at_random_moments() {
     };
     old = stored_citations_key();
     assert_eq!(old, probe);
-    let (mut kept, mut took) = (0, 0);
+    let (mut kept, mut took, mut killed) = (0, 0, 0);
     for i in 0..tries {
         let new = format!("cit-key-{i:04}-{:016x}", rng.below(u64::MAX));
-        kill_after(&mut set(), Some(&new), rng.moment(whole));
+        killed += usize::from(kill_after(&mut set(), Some(&new), rng.moment(whole)));
         let now = stored_citations_key();
         if now == new {
             took += 1;
@@ -380,12 +380,13 @@ fn crash_key_update_killed_at_random_moments() {
             kept += 1;
         }
     }
+    assert!(killed > 0, "no update was killed before it ended");
     let _ = Command::new(BIN)
         .env("CASEBOOK_DATA_DIR", data.path())
         .args(["keys", "delete", "citations"])
         .output();
     println!(
-        "crash: {tries} kills (key update), 0 losses; {kept} kept the old key, {took} the new one"
+        "crash: {killed} kills (key update; {tries} tries, the rest ended first), 0 losses; {kept} kept the old key, {took} the new one"
     );
 }
 
@@ -475,7 +476,7 @@ async fn crash_store_writes_killed_at_random_moments() {
     }
     assert!(killed > 0, "no watch was killed before it ended");
     println!(
-        "crash: {tries} kills (store writes; {killed} before the end), 0 losses; integrity ok, every mission a gap-free prefix"
+        "crash: {killed} kills (store writes; {tries} tries, the rest ended first), 0 losses; integrity ok, every mission a gap-free prefix"
     );
     service.stop().await;
 }
