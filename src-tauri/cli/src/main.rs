@@ -360,9 +360,9 @@ async fn cite(backend: &Backend, args: CiteArgs) -> Result<(), Error> {
     let cited = jobs::cite_source(&client, &source, &options, &progress).await?;
     output::done(&progress);
     match &out {
-        Some(out) => save::write_atomic(out, &cited.bytes, args.overwrite)?,
-        None => std::io::stdout()
-            .write_all(&cited.bytes)
+        Some(out) => cited.save(out, args.overwrite)?,
+        None => cited
+            .write_to(&mut std::io::stdout().lock())
             .map_err(|e| Error::io("Cannot write stdout", &e))?,
     }
     output::print_cited(&cited, out.as_deref(), args.json);

@@ -88,7 +88,7 @@ pub fn print_cited(cited: &Cited, saved: Option<&Path>, json: bool) {
         json_line(&serde_json::json!({
             "output": saved.map(|p| p.display().to_string()),
             "kind": cited.kind,
-            "size": cited.bytes.len(),
+            "size": cited.len,
             "summary": s,
             "summaryNote": cited.summary_note,
         }))

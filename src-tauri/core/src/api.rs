@@ -29,6 +29,23 @@ impl Limits {
     };
 }
 use crate::keys::ApiKey;
+use crate::transfer::DocumentBody;
+
+/// What a request carries.
+pub(crate) enum Payload {
+    Bytes(bytes::Bytes),
+    /// A document streamed from its file.
+    Document(DocumentBody),
+}
+
+impl Payload {
+    fn len(&self) -> u64 {
+        match self {
+            Payload::Bytes(b) => b.len() as u64,
+            Payload::Document(d) => d.content_length(),
+        }
+    }
+}
 
 #[derive(Clone)]
 pub(crate) struct ApiClient {
@@ -77,21 +94,47 @@ impl ApiClient {
         progress: &(dyn Fn(Progress) + Send + Sync),
         limits: Limits,
     ) -> Result<bytes::Bytes> {
-        let body = bytes::Bytes::from(body);
+        let resp = self
+            .send(path, what, &Payload::Bytes(body.into()), progress, limits)
+            .await?;
+        read_limited(resp, limits.max_answer_bytes, what).await
+    }
+
+    /// POSTs `payload` to `path`, retrying after 429s, and returns the successful answer
+    /// with its body still to read (within `limits.timeout`, which covers the whole).
+    pub async fn send(
+        &self,
+        path: &str,
+        what: &str,
+        payload: &Payload,
+        progress: &(dyn Fn(Progress) + Send + Sync),
+        limits: Limits,
+    ) -> Result<reqwest::Response> {
         let resp = with_retries(self.retry, what, progress, || {
             progress(Progress::Sending {
-                bytes: body.len() as u64,
+                bytes: payload.len(),
             });
             let req = self
                 .conn
                 .authed(reqwest::Method::POST, path, &self.key)
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .header(reqwest::header::ACCEPT, "application/json")
-                .timeout(limits.timeout)
-                .body(body.clone());
+                .timeout(limits.timeout);
+            let req = match payload {
+                Payload::Bytes(b) => req.body(b.clone()),
+                // The length up front: the service can refuse an oversize body at once,
+                // and nothing is sent chunked to a server that may not take it.
+                Payload::Document(d) => req
+                    .header(reqwest::header::CONTENT_LENGTH, d.content_length())
+                    .body(d.body()),
+            };
             async move { req.send().await.map_err(network_error) }
         })
         .await
+        .map_err(|e| match payload {
+            Payload::Document(d) => d.problem().unwrap_or(e),
+            Payload::Bytes(_) => e,
+        })
         .map_err(|e| self.key.scrub(e))?;
         if resp.status().is_redirection() {
             return Err(Error::new(
@@ -106,7 +149,7 @@ impl ApiClient {
             return Err(self.key.scrub(error_from(resp, what).await));
         }
         progress(Progress::Receiving);
-        read_limited(resp, limits.max_answer_bytes, what).await
+        Ok(resp)
     }
 
     /// [`Self::post`] of a JSON value, answered with JSON.

@@ -1,13 +1,14 @@
 //! The citation service: parse and cite, with documents checked before sending and
 //! answers checked after.
 
-use crate::api::ApiClient;
-use crate::connection::Connection;
+use crate::api::{ApiClient, Limits, Payload};
+use crate::connection::{Connection, network_error};
 use crate::documents::{self, DocKind, MAX_REQUEST_BYTES};
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::{Progress, RetryPolicy};
 use crate::keys::ApiKey;
 use crate::reader;
+use crate::transfer::{CiteAnswerDecoder, DocumentBody};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde::{Deserialize, Serialize};
@@ -107,9 +108,8 @@ impl<'a> Input<'a> {
     }
 }
 
-/// Builds a request body with one copy of the document: its base64 is encoded
-/// straight into the body buffer between the JSON around it.
-pub fn request_body(input: &Input<'_>, options: Option<&CiteOptions>) -> Result<Vec<u8>> {
+/// The JSON after the document or essay in a request: the options and the closing brace.
+fn options_tail(options: Option<&CiteOptions>) -> Result<String> {
     let mut tail = String::new();
     if let Some(o) = options {
         o.validate()?;
@@ -124,6 +124,28 @@ pub fn request_body(input: &Input<'_>, options: Option<&CiteOptions>) -> Result<
         }
     }
     tail.push('}');
+    Ok(tail)
+}
+
+const DOCUMENT_HEAD: &[u8] = b"{\"fileBase64\":\"";
+
+/// The cite request for a document on disk, the same bytes [`request_body`] makes,
+/// streamed from the file.
+pub(crate) fn document_body(
+    doc: &documents::OpenDocument,
+    options: &CiteOptions,
+) -> Result<DocumentBody> {
+    let body = DocumentBody::new(doc, DOCUMENT_HEAD, format!("\"{}", options_tail(Some(options))?))?;
+    if doc.len > documents::MAX_DOCUMENT_BYTES || body.content_length() > MAX_REQUEST_BYTES {
+        return Err(documents::too_large(doc.len));
+    }
+    Ok(body)
+}
+
+/// Builds a request body with one copy of the document: its base64 is encoded
+/// straight into the body buffer between the JSON around it.
+pub fn request_body(input: &Input<'_>, options: Option<&CiteOptions>) -> Result<Vec<u8>> {
+    let tail = options_tail(options)?;
     let body = match input {
         Input::Essay(text) => {
             let escaped =
@@ -135,7 +157,7 @@ pub fn request_body(input: &Input<'_>, options: Option<&CiteOptions>) -> Result<
             body
         }
         Input::Document { bytes, .. } => {
-            const HEAD: &[u8] = b"{\"fileBase64\":\"";
+            const HEAD: &[u8] = DOCUMENT_HEAD;
             // The same limit the document cards show, so what was said to fit does.
             if bytes.len() as u64 > documents::MAX_DOCUMENT_BYTES {
                 return Err(documents::too_large(bytes.len() as u64));
@@ -449,60 +471,74 @@ pub struct Cited {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
-#[derive(Deserialize)]
-struct CiteAnswer<'a> {
-    #[serde(rename = "documentBase64", borrow)]
-    document_base64: Option<std::borrow::Cow<'a, str>>,
-    #[serde(flatten)]
-    extra: serde_json::Map<String, serde_json::Value>,
+/// A rewritten document decoded into a file as it arrived, checked to be what was asked for.
+#[derive(Debug)]
+pub struct CitedFile {
+    pub file: std::fs::File,
+    pub len: u64,
+    pub kind: OutputKind,
+    /// Fields the contract does not name, as the service sent them.
+    pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
-/// Decodes a cite answer and checks the document is of the kind sent.
-pub fn decode_cite_answer(body: &[u8], sent: &Input<'_>) -> Result<Cited> {
+/// What a cite into a file sends.
+#[derive(Debug, Clone, Copy)]
+pub enum Upload<'a> {
+    /// Streamed from its open file.
+    Document(&'a documents::OpenDocument),
+    Essay(&'a str),
+}
+
+/// What came back, given what was sent (`sent`: the document's kind; `None` for an
+/// essay), `got` (what the returned bytes are) and whether they are UTF-8 text.
+fn output_kind(
+    sent: Option<DocKind>,
+    got: Result<DocKind>,
+    is_text: impl FnOnce() -> bool,
+) -> Result<OutputKind> {
     let protocol = |m: String| Error::new(ErrorCode::Protocol, m);
-    let answer: CiteAnswer<'_> = serde_json::from_slice(body).map_err(|e| {
-        protocol(format!(
-            "The citation service's answer is not valid JSON ({e})."
-        ))
-    })?;
-    let encoded = answer
-        .document_base64
-        .ok_or_else(|| protocol("The citation service's answer has no documentBase64.".into()))?;
-    let bytes = B64
-        .decode(encoded.trim().as_bytes())
-        .map_err(|e| protocol(format!("The returned document is not valid base64 ({e}).")))?;
-    let kind = match sent {
-        Input::Document { kind, .. } => {
-            let got = documents::sniff(&bytes).map_err(|e| {
+    match sent {
+        Some(kind) => {
+            let got = got.map_err(|e| {
                 protocol(format!(
                     "The citation service returned something that is not a document: {}",
                     e.message
                 ))
             })?;
-            if got != *kind {
+            if got != kind {
                 return Err(protocol(format!(
                     "Sent a {} but the citation service returned a {}.",
                     kind.label(),
                     got.label()
                 )));
             }
-            OutputKind::from(got)
+            Ok(OutputKind::from(got))
         }
         // A server may answer an essay with a document; keep it as what it is.
-        Input::Essay(_) => match documents::sniff(&bytes) {
-            Ok(k) => OutputKind::from(k),
-            Err(_) => {
-                std::str::from_utf8(&bytes)
-                    .map_err(|_| protocol("The cited text is not UTF-8.".into()))?;
-                OutputKind::Text
-            }
+        None => match got {
+            Ok(k) => Ok(OutputKind::from(k)),
+            Err(_) if is_text() => Ok(OutputKind::Text),
+            Err(_) => Err(protocol("The cited text is not UTF-8.".into())),
         },
-    };
-    Ok(Cited {
-        bytes,
-        kind,
-        extra: answer.extra,
-    })
+    }
+}
+
+fn sent_kind(input: &Input<'_>) -> Option<DocKind> {
+    match input {
+        Input::Document { kind, .. } => Some(*kind),
+        Input::Essay(_) => None,
+    }
+}
+
+/// Decodes a whole cite answer and checks the document is of the kind sent.
+pub fn decode_cite_answer(body: &[u8], sent: &Input<'_>) -> Result<Cited> {
+    let mut decoder = CiteAnswerDecoder::new(Vec::new(), u64::MAX);
+    decoder.feed(body)?;
+    let (bytes, _, extra) = decoder.finish()?;
+    let kind = output_kind(sent_kind(sent), documents::sniff(&bytes), || {
+        std::str::from_utf8(&bytes).is_ok()
+    })?;
+    Ok(Cited { bytes, kind, extra })
 }
 
 /// The citation service, with one key.
@@ -589,7 +625,7 @@ impl CitationClient {
         }
     }
 
-    /// `POST /citations/v1/cite`: the rewritten document, checked.
+    /// `POST /citations/v1/cite`: the rewritten document, checked, in memory.
     pub async fn cite(
         &self,
         input: &Input<'_>,
@@ -597,12 +633,85 @@ impl CitationClient {
         progress: &(dyn Fn(Progress) + Send + Sync),
     ) -> Result<Cited> {
         let body = request_body(input, Some(options))?;
-        let answer = self
-            .api
-            .post("/citations/v1/cite", "Cite", body, progress)
+        let (bytes, _, extra) = self
+            .cite_to(Payload::Bytes(body.into()), progress, Vec::new())
             .await?;
-        decode_cite_answer(&answer, input)
+        let kind = output_kind(sent_kind(input), documents::sniff(&bytes), || {
+            std::str::from_utf8(&bytes).is_ok()
+        })?;
+        Ok(Cited { bytes, kind, extra })
     }
+
+    /// `POST /citations/v1/cite` with the document streamed from its file and the
+    /// answer decoded into `out` as it arrives: the document is never in memory whole.
+    pub async fn cite_into(
+        &self,
+        upload: Upload<'_>,
+        options: &CiteOptions,
+        progress: &(dyn Fn(Progress) + Send + Sync),
+        out: std::fs::File,
+    ) -> Result<CitedFile> {
+        let (payload, sent) = match upload {
+            Upload::Document(doc) => (Payload::Document(document_body(doc, options)?), Some(doc.kind)),
+            Upload::Essay(text) => {
+                let body = request_body(&Input::essay(text)?, Some(options))?;
+                (Payload::Bytes(body.into()), None)
+            }
+        };
+        // Page-cache writes of a chunk at a time: too short to need a blocking thread.
+        let (out, len, extra) = self
+            .cite_to(payload, progress, std::io::BufWriter::with_capacity(64 * 1024, out))
+            .await?;
+        let file = out
+            .into_inner()
+            .map_err(|e| Error::io("Cannot write the cited document", e.error()))?;
+        let kind = tokio::task::spawn_blocking(move || {
+            let kind = output_kind(sent, documents::sniff_file(&file, len), || {
+                is_utf8_file(&file, len)
+            });
+            kind.map(|k| (k, file))
+        })
+        .await
+        .map_err(|e| Error::internal(format!("A background task failed: {e}")))?;
+        let (kind, file) = kind?;
+        Ok(CitedFile {
+            file,
+            len,
+            kind,
+            extra,
+        })
+    }
+
+    async fn cite_to<W: std::io::Write>(
+        &self,
+        payload: Payload,
+        progress: &(dyn Fn(Progress) + Send + Sync),
+        out: W,
+    ) -> Result<(W, u64, serde_json::Map<String, serde_json::Value>)> {
+        let limits = Limits::DOCUMENT;
+        let mut resp = self
+            .api
+            .send("/citations/v1/cite", "Cite", &payload, progress, limits)
+            .await?;
+        if resp
+            .content_length()
+            .is_some_and(|n| n > limits.max_answer_bytes)
+        {
+            return Err(crate::transfer::too_large(limits.max_answer_bytes));
+        }
+        let mut decoder = CiteAnswerDecoder::new(out, limits.max_answer_bytes);
+        while let Some(chunk) = resp.chunk().await.map_err(network_error)? {
+            decoder.feed(&chunk)?;
+        }
+        decoder.finish()
+    }
+}
+
+/// Whether the first `len` bytes of `file` are UTF-8 text.
+fn is_utf8_file(file: &std::fs::File, len: u64) -> bool {
+    let mut bytes = vec![0u8; len.min(MAX_REQUEST_BYTES * 2) as usize];
+    documents::read_at_most(file, 0, &mut bytes).is_ok_and(|n| n as u64 == len)
+        && std::str::from_utf8(&bytes).is_ok()
 }
 
 /// A progress callback that ignores progress.
@@ -631,6 +740,77 @@ mod tests {
             body.len(),
             "the body is allocated once, at its exact size"
         );
+    }
+
+    #[tokio::test]
+    async fn a_streamed_body_is_the_same_bytes_and_declares_its_length() {
+        use futures_util::StreamExt as _;
+        let data = concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/data");
+        let mut remainders = std::collections::BTreeSet::new();
+        for folder in ["docx", "pptx"] {
+            for entry in std::fs::read_dir(format!("{data}/{folder}")).unwrap() {
+                let path = entry.unwrap().path();
+                let doc = documents::open_file(&path).unwrap();
+                let bytes = std::fs::read(&path).unwrap();
+                remainders.insert(bytes.len() % 3);
+                let options = CiteOptions {
+                    seed: Some(7),
+                    ..Default::default()
+                };
+                let body = document_body(&doc, &options).unwrap();
+                let mut streamed = Vec::new();
+                let mut chunks = std::pin::pin!(body.chunks());
+                while let Some(c) = chunks.next().await {
+                    streamed.extend_from_slice(&c.unwrap());
+                }
+                let input = Input::Document {
+                    bytes: &bytes,
+                    kind: doc.kind,
+                };
+                let whole = request_body(&input, Some(&options)).unwrap();
+                assert!(streamed == whole, "{}", path.display());
+                assert_eq!(body.content_length(), streamed.len() as u64);
+            }
+        }
+        assert_eq!(remainders.len(), 3, "sizes that end a base64 group and not");
+    }
+
+    #[tokio::test]
+    async fn a_document_that_changes_while_sent_is_not_sent_as_neither() {
+        use futures_util::StreamExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("deck.pptx");
+        std::fs::copy(
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../tests/data/pptx/title-bullets-notes.pptx"
+            ),
+            &path,
+        )
+        .unwrap();
+        let doc = documents::open_file(&path).unwrap();
+        let body = document_body(&doc, &CiteOptions::default()).unwrap();
+        for change in [1i64, -1] {
+            let len = (doc.len as i64 + change) as u64;
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .unwrap()
+                .set_len(len)
+                .unwrap();
+            let mut chunks = std::pin::pin!(body.chunks());
+            let mut failed = None;
+            while let Some(c) = chunks.next().await {
+                if let Err(e) = c {
+                    failed = Some(e);
+                    break;
+                }
+            }
+            assert!(failed.is_some(), "a change of {change} byte is noticed");
+            let problem = body.problem().unwrap();
+            assert_eq!(problem.code(), ErrorCode::InvalidInput);
+            assert!(problem.message().contains("changed while"), "{problem}");
+        }
     }
 
     #[test]

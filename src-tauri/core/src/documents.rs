@@ -5,7 +5,8 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use serde::Serialize;
-use std::io::{Cursor, Read};
+use std::fs::File;
+use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use ts_rs::TS;
 
@@ -60,14 +61,63 @@ const ZIP_EMPTY_MAGIC: [u8; 4] = *b"PK\x05\x06";
 
 /// Says what `bytes` are, or why they cannot be cited.
 pub fn sniff(bytes: &[u8]) -> Result<DocKind> {
-    if bytes.is_empty() {
+    match magic(bytes)? {
+        Magic::Ole => Err(sniff_ole(bytes)),
+        Magic::Zip => sniff_ooxml(Cursor::new(bytes)),
+    }
+}
+
+/// [`sniff`] of an open file of `len` bytes, reading only what the check needs: the
+/// first bytes, the zip directory and two small parts. An old binary file, refused
+/// anyway, is read whole to say which kind it is.
+pub fn sniff_file(file: &File, len: u64) -> Result<DocKind> {
+    let cannot_read = |e: std::io::Error| Error::io("Cannot read the file", &e);
+    let mut head = [0u8; 8];
+    let n = read_at_most(file, 0, &mut head).map_err(cannot_read)?;
+    match magic(&head[..n])? {
+        Magic::Ole => {
+            let mut bytes = Vec::new();
+            let mut reader = file;
+            reader.seek(SeekFrom::Start(0)).map_err(cannot_read)?;
+            reader
+                .take(len.min(MAX_DOCUMENT_BYTES))
+                .read_to_end(&mut bytes)
+                .map_err(cannot_read)?;
+            Err(sniff_ole(&bytes))
+        }
+        Magic::Zip => sniff_ooxml(file),
+    }
+}
+
+/// Fills `buf` from `offset` as far as the file goes; how many bytes that was.
+pub fn read_at_most(file: &File, offset: u64, buf: &mut [u8]) -> std::io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut filled = 0;
+    while filled < buf.len() {
+        match file.read_at(&mut buf[filled..], offset + filled as u64) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+enum Magic {
+    Ole,
+    Zip,
+}
+
+fn magic(head: &[u8]) -> Result<Magic> {
+    if head.is_empty() {
         return Err(Error::new(ErrorCode::EmptyFile, "The file is empty."));
     }
-    if bytes.starts_with(&OLE_MAGIC) {
-        return Err(sniff_ole(bytes));
+    if head.starts_with(&OLE_MAGIC) {
+        return Ok(Magic::Ole);
     }
-    if bytes.starts_with(&ZIP_MAGIC) || bytes.starts_with(&ZIP_EMPTY_MAGIC) {
-        return sniff_ooxml(bytes);
+    if head.starts_with(&ZIP_MAGIC) || head.starts_with(&ZIP_EMPTY_MAGIC) {
+        return Ok(Magic::Zip);
     }
     Err(Error::new(
         ErrorCode::NotADocument,
@@ -107,7 +157,7 @@ fn sniff_ole(bytes: &[u8]) -> Error {
     )
 }
 
-fn sniff_ooxml(bytes: &[u8]) -> Result<DocKind> {
+fn sniff_ooxml(source: impl Read + Seek) -> Result<DocKind> {
     let corrupt = |detail: String| {
         Error::new(
             ErrorCode::CorruptDocument,
@@ -116,8 +166,7 @@ fn sniff_ooxml(bytes: &[u8]) -> Result<DocKind> {
             ),
         )
     };
-    let mut archive =
-        zip::ZipArchive::new(Cursor::new(bytes)).map_err(|e| corrupt(e.to_string()))?;
+    let mut archive = zip::ZipArchive::new(source).map_err(|e| corrupt(e.to_string()))?;
     let mut types = String::new();
     match archive.by_name("[Content_Types].xml") {
         Ok(mut f) => {
@@ -303,20 +352,8 @@ pub fn open(path: &Path) -> Result<Document> {
 /// names it.
 fn open_sized(path: &Path, size: &mut u64) -> Result<Document> {
     let cannot_read = |e: &std::io::Error| Error::io("Cannot read the file", e);
-    // `metadata` never opens the file, so a FIFO cannot block here.
-    let meta = std::fs::metadata(path).map_err(|e| cannot_read(&e))?;
-    check_regular(&meta)?;
-    *size = meta.len();
-    if *size > MAX_DOCUMENT_BYTES {
-        return Err(too_large(*size));
-    }
-    let file = open_nonblocking(path).map_err(|e| cannot_read(&e))?;
-    // The path may have been swapped for something else since `metadata`; the open file
-    // is what will be read.
-    let meta = file.metadata().map_err(|e| cannot_read(&e))?;
-    check_regular(&meta)?;
-    *size = meta.len();
-    let mut bytes = Vec::with_capacity(meta.len().min(MAX_DOCUMENT_BYTES) as usize + 1);
+    let (file, len) = open_regular(path, size)?;
+    let mut bytes = Vec::with_capacity(len as usize + 1);
     file.take(MAX_DOCUMENT_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| cannot_read(&e))?;
@@ -393,7 +430,58 @@ fn open_nonblocking(path: &Path) -> std::io::Result<std::fs::File> {
     std::fs::File::open(path)
 }
 
-/// Reads and checks a file with [`open`]. Never fails: a problem with the file is part of
+/// A document opened and checked, not read: what a cite streams from. The open file is
+/// what gets sent, whatever happens to the path meanwhile.
+#[derive(Debug)]
+pub struct OpenDocument {
+    pub path: PathBuf,
+    pub file: File,
+    /// The size when it was checked; a cite refuses a file that changes size.
+    pub len: u64,
+    pub kind: DocKind,
+}
+
+/// Opens the file at `path` and checks, as [`open`] does, that it is a .docx or .pptx
+/// that can be cited, reading only what the check needs.
+pub fn open_file(path: &Path) -> Result<OpenDocument> {
+    open_file_sized(path, &mut 0)
+}
+
+fn open_file_sized(path: &Path, size: &mut u64) -> Result<OpenDocument> {
+    let (file, len) = open_regular(path, size)?;
+    let kind = sniff_file(&file, len)?;
+    Ok(OpenDocument {
+        path: path.to_owned(),
+        file,
+        len,
+        kind,
+    })
+}
+
+/// Opens a regular file no larger than [`MAX_DOCUMENT_BYTES`], reporting its size in `size`
+/// as soon as it is known.
+fn open_regular(path: &Path, size: &mut u64) -> Result<(File, u64)> {
+    let cannot_read = |e: &std::io::Error| Error::io("Cannot read the file", e);
+    // `metadata` never opens the file, so a FIFO cannot block here.
+    let meta = std::fs::metadata(path).map_err(|e| cannot_read(&e))?;
+    check_regular(&meta)?;
+    *size = meta.len();
+    if *size > MAX_DOCUMENT_BYTES {
+        return Err(too_large(*size));
+    }
+    let file = open_nonblocking(path).map_err(|e| cannot_read(&e))?;
+    // The path may have been swapped for something else since `metadata`; the open file
+    // is what will be read.
+    let meta = file.metadata().map_err(|e| cannot_read(&e))?;
+    check_regular(&meta)?;
+    *size = meta.len();
+    if *size > MAX_DOCUMENT_BYTES {
+        return Err(too_large(*size));
+    }
+    Ok((file, *size))
+}
+
+/// Checks a file with [`open_file`]. Never fails: a problem with the file is part of
 /// the answer.
 pub fn inspect(path: &Path) -> DocumentInfo {
     let name = path
@@ -401,7 +489,7 @@ pub fn inspect(path: &Path) -> DocumentInfo {
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| path.display().to_string());
     let mut size = 0;
-    let (kind, problem) = match open_sized(path, &mut size) {
+    let (kind, problem) = match open_file_sized(path, &mut size) {
         Ok(doc) => (Some(doc.kind), None),
         Err(e) => (None, Some(e)),
     };

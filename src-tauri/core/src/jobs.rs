@@ -6,7 +6,7 @@
 //! held until saved or discarded.
 
 use crate::backend::home_dir;
-use crate::citations::{CitationClient, CiteOptions, Input, OutputKind};
+use crate::citations::{CitationClient, CiteOptions, OutputKind, Upload};
 use crate::documents;
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::Progress;
@@ -112,9 +112,36 @@ pub struct SaveReport {
 pub struct Cited {
     pub source: Option<PathBuf>,
     pub kind: OutputKind,
-    pub bytes: Vec<u8>,
+    /// The rewritten document, decoded here as it arrived: an unnamed temporary file,
+    /// gone when this is dropped or the process ends, however it ends.
+    pub file: std::fs::File,
+    pub len: u64,
     pub summary: CiteSummary,
     pub summary_note: Option<String>,
+}
+
+impl Cited {
+    /// Saves the document at `out` atomically (see [`save::write_atomic_with`]).
+    pub fn save(&self, out: &Path, overwrite: bool) -> Result<()> {
+        save::write_atomic_with(out, overwrite, |f| self.write_to(f))
+    }
+
+    /// Copies the document to `w` a chunk at a time, reading at offsets so that two
+    /// saves of one result cannot disturb each other.
+    pub fn write_to(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut offset = 0;
+        while offset < self.len {
+            let want = buf.len().min((self.len - offset) as usize);
+            let n = documents::read_at_most(&self.file, offset, &mut buf[..want])?;
+            if n == 0 {
+                return Err(std::io::Error::other("the cited document was cut short"));
+            }
+            w.write_all(&buf[..n])?;
+            offset += n as u64;
+        }
+        w.flush()
+    }
 }
 
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
@@ -129,9 +156,10 @@ pub async fn read_document(path: &Path) -> Result<documents::Document> {
     blocking(move || documents::open(&path)).await
 }
 
-/// One cite: exactly one request to the service. The summary comes from reading the
-/// original and the result here; if that reading fails, the result is kept and the
-/// note says why.
+/// One cite: exactly one request to the service, the document streamed from its file
+/// and the answer decoded into a temporary file, so neither is ever in memory whole.
+/// The summary comes from reading the original and the result here; if that reading
+/// fails, the result is kept and the note says why.
 pub async fn cite_source(
     client: &CitationClient,
     source: &CiteSource,
@@ -139,56 +167,72 @@ pub async fn cite_source(
     progress: &(dyn Fn(Progress) + Send + Sync),
 ) -> Result<Cited> {
     options.validate()?;
-    let (path, kind, original) = match source {
+    let out = blocking(|| {
+        tempfile::tempfile()
+            .map_err(|e| Error::io("Cannot make a temporary file for the cited document", &e))
+    })
+    .await?;
+    let (path, cited, summary) = match source {
         CiteSource::Document { path } => {
-            let doc = read_document(path).await?;
-            (Some(doc.path), Some(doc.kind), doc.bytes)
+            let open = path.clone();
+            let doc = blocking(move || documents::open_file(&open)).await?;
+            let cited = client
+                .cite_into(Upload::Document(&doc), options, progress, out)
+                .await?;
+            let (cited, summary) = blocking(move || {
+                let summary = summary::summarize_files(&doc.file, &cited.file);
+                Ok((cited, summary))
+            })
+            .await?;
+            (Some(path.clone()), cited, summary)
         }
-        CiteSource::Essay { text } => (None, None, text.clone().into_bytes()),
+        CiteSource::Essay { text } => {
+            let cited = client
+                .cite_into(Upload::Essay(text), options, progress, out)
+                .await?;
+            let summary = match cited.kind {
+                OutputKind::Text => read_text(&cited.file, cited.len)
+                    .map(|after| summary::summarize_text(text, &after)),
+                _ => Err(Error::new(
+                    ErrorCode::UnsupportedDocument,
+                    "the service answered the text with a document",
+                )),
+            };
+            (None, cited, summary)
+        }
     };
-    let input = match (&path, kind) {
-        (Some(_), Some(kind)) => Input::Document {
-            bytes: &original,
-            kind,
-        },
-        _ => Input::essay(std::str::from_utf8(&original).unwrap_or_default())?,
-    };
-    let cited = client.cite(&input, options, progress).await?;
-    let result = cited.bytes;
-    let (summary, summary_note) = match cited.kind {
-        OutputKind::Text => (
-            summary::summarize_text(
-                &String::from_utf8_lossy(&original),
-                &String::from_utf8_lossy(&result),
-            ),
-            None,
+    let (summary, summary_note) = match summary {
+        Ok(s) => (s, None),
+        Err(e) => (
+            CiteSummary {
+                paragraphs_changed: 0,
+                citations_inserted: 0,
+                references_added: 0,
+                changes: Vec::new(),
+            },
+            Some(format!(
+                "Cited, but what changed could not be read: {}",
+                e.message
+            )),
         ),
-        _ => {
-            let (a, b) = (original, result.clone());
-            match blocking(move || summary::summarize_local(&a, &b)).await {
-                Ok(s) => (s, None),
-                Err(e) => (
-                    CiteSummary {
-                        paragraphs_changed: 0,
-                        citations_inserted: 0,
-                        references_added: 0,
-                        changes: Vec::new(),
-                    },
-                    Some(format!(
-                        "Cited, but what changed could not be read: {}",
-                        e.message
-                    )),
-                ),
-            }
-        }
     };
     Ok(Cited {
         source: path,
         kind: cited.kind,
-        bytes: result,
+        file: cited.file,
+        len: cited.len,
         summary,
         summary_note,
     })
+}
+
+/// The cited text, which the service sent as base64 of UTF-8.
+fn read_text(file: &std::fs::File, len: u64) -> Result<String> {
+    let mut bytes = vec![0u8; len as usize];
+    let n = documents::read_at_most(file, 0, &mut bytes)
+        .map_err(|e| Error::io("Cannot read the cited text", &e))?;
+    bytes.truncate(n);
+    String::from_utf8(bytes).map_err(|_| Error::invalid_input("the cited text is not UTF-8"))
 }
 
 /// Cited documents waiting to be saved, and the jobs still running.
@@ -255,7 +299,7 @@ impl CiteJobs {
         let outcome = CiteOutcome {
             job_id: job_id.clone(),
             kind: cited.kind,
-            size: cited.bytes.len() as u64,
+            size: cited.len,
             summary: cited.summary.clone(),
             summary_note: cited.summary_note.clone(),
         };
@@ -307,7 +351,7 @@ impl CiteJobs {
         let cited = self.get(job_id)?;
         save::check_destination(cited.source.as_deref(), &dest, true)?;
         let (d, c) = (dest.clone(), cited.clone());
-        blocking(move || save::write_atomic(&d, &c.bytes, true)).await?;
+        blocking(move || c.save(&d, true)).await?;
         lock(&self.results).remove(job_id);
         Ok(SavedFile {
             job_id: job_id.to_owned(),
@@ -371,7 +415,7 @@ async fn save_free(folder: &Path, cited: Arc<Cited>) -> Result<PathBuf> {
                 continue;
             }
             save::check_destination(cited.source.as_deref(), &dest, false)?;
-            match save::write_atomic(&dest, &cited.bytes, false) {
+            match cited.save(&dest, false) {
                 Ok(()) => return Ok(dest),
                 // Taken between the check and the rename: try the next number.
                 Err(e) if e.code == ErrorCode::InvalidInput && dest.exists() => continue,

@@ -28,5 +28,6 @@ pub mod store;
 pub mod stream;
 pub mod summary;
 pub mod transcript;
+pub mod transfer;
 
 pub use error::{Error, ErrorCode, Result};

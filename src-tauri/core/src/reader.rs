@@ -14,7 +14,7 @@ use quick_xml::name::{Namespace, ResolveResult};
 use quick_xml::reader::NsReader;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::io::{Cursor, Read};
+use std::io::{Cursor, Read, Seek};
 
 /// No part of a real document comes near this; a zip bomb does.
 pub const MAX_PART_BYTES: u64 = 64 * 1024 * 1024;
@@ -37,7 +37,21 @@ pub struct LocalDocument {
 /// Reads a .docx or .pptx.
 pub fn read(bytes: &[u8]) -> Result<LocalDocument> {
     let kind = documents::sniff(bytes)?;
-    let mut pkg = Package::open(bytes)?;
+    read_package(Package::open(Cursor::new(bytes))?, kind)
+}
+
+/// Reads a .docx or .pptx from an open file, holding only its zip directory and the
+/// parts read, never the whole file.
+pub fn read_file(file: &std::fs::File) -> Result<LocalDocument> {
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io("Cannot read the document", &e))?
+        .len();
+    let kind = documents::sniff_file(file, len)?;
+    read_package(Package::open(file)?, kind)
+}
+
+fn read_package<R: Read + Seek>(mut pkg: Package<R>, kind: DocKind) -> Result<LocalDocument> {
     match kind {
         DocKind::Docx => read_docx(&mut pkg),
         DocKind::Pptx => read_pptx(&mut pkg),
@@ -64,15 +78,15 @@ fn corrupt(detail: impl std::fmt::Display) -> Error {
 
 // ---- the package ----
 
-struct Package<'a> {
-    zip: zip::ZipArchive<Cursor<&'a [u8]>>,
+struct Package<R> {
+    zip: zip::ZipArchive<R>,
     /// Bytes still allowed to be inflated.
     budget: u64,
 }
 
-impl<'a> Package<'a> {
-    fn open(bytes: &'a [u8]) -> Result<Self> {
-        let zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(corrupt)?;
+impl<R: Read + Seek> Package<R> {
+    fn open(source: R) -> Result<Self> {
+        let zip = zip::ZipArchive::new(source).map_err(corrupt)?;
         Ok(Self {
             zip,
             budget: MAX_TOTAL_BYTES,
@@ -295,7 +309,7 @@ fn resolve_target(source: &str, target: &str) -> Option<String> {
     (!parts.is_empty()).then(|| parts.join("/"))
 }
 
-fn read_rels(pkg: &mut Package<'_>, source: &str) -> Result<Vec<Rel>> {
+fn read_rels<R: Read + Seek>(pkg: &mut Package<R>, source: &str) -> Result<Vec<Rel>> {
     let part = rels_part_for(source);
     let Some(xml) = pkg.read(&part)? else {
         return Ok(Vec::new());
@@ -379,7 +393,7 @@ struct StyleInfo {
     outline: bool,
 }
 
-fn read_docx(pkg: &mut Package<'_>) -> Result<LocalDocument> {
+fn read_docx<R: Read + Seek>(pkg: &mut Package<R>) -> Result<LocalDocument> {
     let xml = pkg.require(DOCX_MAIN)?;
     let styles = docx_styles(pkg);
 
@@ -551,7 +565,7 @@ fn heading_name(s: &str) -> bool {
 
 /// Paragraph styles by id. A document without a readable styles part is still
 /// read; its headings are then known by style id alone.
-fn docx_styles(pkg: &mut Package<'_>) -> HashMap<String, StyleInfo> {
+fn docx_styles<R: Read + Seek>(pkg: &mut Package<R>) -> HashMap<String, StyleInfo> {
     let part = read_rels(pkg, DOCX_MAIN)
         .ok()
         .and_then(|rels| {
@@ -625,7 +639,7 @@ struct SlidePara {
     style: Option<&'static str>,
 }
 
-fn read_pptx(pkg: &mut Package<'_>) -> Result<LocalDocument> {
+fn read_pptx<R: Read + Seek>(pkg: &mut Package<R>) -> Result<LocalDocument> {
     let pres = pkg.require(PPTX_MAIN)?;
     let rels = read_rels(pkg, PPTX_MAIN)?;
 

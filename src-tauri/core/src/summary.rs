@@ -48,6 +48,19 @@ pub fn summarize_local(original: &[u8], cited: &[u8]) -> Result<CiteSummary> {
     ))
 }
 
+/// [`summarize_local`] of two open files, reading only their zip directories and the
+/// parts that hold text.
+pub fn summarize_files(original: &std::fs::File, cited: &std::fs::File) -> Result<CiteSummary> {
+    let before = reader::read_file(original)?;
+    let after = reader::read_file(cited)?;
+    Ok(compare(
+        &before.paragraphs,
+        before.references.len(),
+        &after.paragraphs,
+        after.references.len(),
+    ))
+}
+
 /// Compares an essay and its cited text, paragraph by paragraph (see [`read_essay`]).
 pub fn summarize_text(original: &str, cited: &str) -> CiteSummary {
     let before = read_essay(original);

@@ -14,10 +14,17 @@ use std::time::Duration;
 
 /// A body of `total` bytes (`None`: without end), sent in 64 KB chunks without a length.
 fn body(total: Option<usize>) -> Body {
-    let chunk = bytes::Bytes::from(vec![b'x'; 64 * 1024]);
+    body_of(b"", b'x', total)
+}
+
+/// `start`, then `fill` in 64 KB chunks, `total` bytes in all (`None`: without end).
+fn body_of(start: &'static [u8], fill: u8, total: Option<usize>) -> Body {
+    let chunk = bytes::Bytes::from(vec![fill; 64 * 1024]);
     let n = total.map_or(usize::MAX, |t| t.div_ceil(chunk.len()));
     Body::from_stream(futures_util::stream::iter(
-        std::iter::repeat_n(chunk, n).map(Ok::<_, std::io::Error>),
+        std::iter::once(bytes::Bytes::from_static(start))
+            .chain(std::iter::repeat_n(chunk, n))
+            .map(Ok::<_, std::io::Error>),
     ))
 }
 
@@ -73,13 +80,26 @@ async fn a_declared_length_over_the_cap_is_refused_before_reading() {
 
 #[tokio::test]
 async fn a_cite_answer_past_what_12_mb_allow_is_cut_off() {
-    let url = serve(|| (StatusCode::OK, body(None)).into_response()).await;
+    // Endless base64 in a well-formed start: only the size can stop it.
+    let url = serve(|| {
+        (
+            StatusCode::OK,
+            body_of(br#"{"documentBase64": ""#, b'A', None),
+        )
+            .into_response()
+    })
+    .await;
     let input = Input::essay("A paragraph.").unwrap();
     let err = soon(citations(&url).cite(&input, &CiteOptions::default(), &no_progress))
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Protocol, "{}", err.message());
     assert!(err.message().contains("larger than"), "{}", err.message());
+    let url = serve(|| (StatusCode::OK, body(None)).into_response()).await;
+    let err = soon(citations(&url).cite(&input, &CiteOptions::default(), &no_progress))
+        .await
+        .unwrap_err();
+    assert!(err.message().contains("not valid JSON"), "{}", err.message());
     let err = soon(citations(&url).parse(&input, &no_progress))
         .await
         .unwrap_err();
