@@ -7,7 +7,7 @@ SHELL := /bin/bash
 CARGO_SCOPE := --workspace --all-targets
 # What users get: release, only the app and the CLI. Never --workspace here: the e2e
 # crate turns on the app's `test-hooks`, which no build users run may have.
-RELEASE_SCOPE := --release -p casebook-app -p casebook-cli
+RELEASE_SCOPE := --release -p casebook-app -p casebook-cli -p casebook-sandbox
 
 .PHONY: run test harden lint bindings bench deps-build deps-test ui ui-deps build release package fresh-install screenshots clean
 
@@ -60,11 +60,15 @@ lint: ui-deps
 harden: deps-test build
 	scripts/harden.sh
 
-# Speed and memory figures; not part of `make test`. Criterion for the SSE decoder and
-# the cite body; then the mission timeline in the real window (latency at 200 events a
-# second, memory after 50 000 events; tests/e2e/bench.rs).
-bench: build
+# Speed and memory figures, each beside a reference measured in the same run; not part
+# of `make test`. Criterion for the SSE decoder and the cite body; the release
+# `casebook cite` of a 9 MB document against curl (src-tauri/cli/tests/bench_cite.rs);
+# then the real window against a bare Tauri window, at 200 events a second and over
+# 50,000 events (tests/e2e/bench.rs).
+bench: build release
 	cargo bench --workspace --bench sse --bench cite_body -- --noplot
+	CASEBOOK_BENCH_CLI=$(CURDIR)/target/release/casebook CASEBOOK_BENCH_SANDBOX=$(CURDIR)/target/release/casebook-sandbox \
+		cargo test $(CARGO_SCOPE) --test bench_cite -- --ignored --nocapture bench_cite_
 	scripts/with-keyring.sh cargo test $(CARGO_SCOPE) --test e2e -- --ignored --nocapture bench_
 
 # Rewrites ui/src/lib/bindings.ts from the Rust types.

@@ -49,6 +49,21 @@ pub fn app_binary() -> PathBuf {
     bin
 }
 
+/// The bare Tauri window `make bench` measures Casebook against (an example of the app
+/// crate, built on the same tauri by `cargo build --workspace --all-targets`).
+pub fn bare_binary() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let bin = target.join("debug/examples/bare");
+    assert!(
+        bin.exists(),
+        "{} is missing: build it with `cargo build --workspace --all-targets`",
+        bin.display()
+    );
+    bin
+}
+
 /// Runs a command to completion and returns its stdout, panicking with its stderr on failure.
 pub(crate) fn run(cmd: &mut std::process::Command) -> String {
     let out = cmd

@@ -18,6 +18,8 @@ pub struct AppOptions {
     pub data_dir: Option<PathBuf>,
     /// The app's command line after the program (documents to open).
     pub args: Vec<String>,
+    /// Another program to drive instead of Casebook (the benchmarks' bare window).
+    pub binary: Option<PathBuf>,
 }
 
 /// Kills tauri-driver (and so WebKitWebDriver and the app) however the test ends.
@@ -131,7 +133,10 @@ impl App {
             caps.insert("browserName".into(), "wry".into());
             caps.insert(
                 "tauri:options".into(),
-                serde_json::json!({ "application": app_binary(), "args": opts.args }),
+                serde_json::json!({
+                    "application": opts.binary.clone().unwrap_or_else(app_binary),
+                    "args": opts.args,
+                }),
             );
             match ClientBuilder::rustls()
                 .expect("rustls client")

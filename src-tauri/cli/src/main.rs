@@ -185,10 +185,27 @@ fn exit_code(err: &Error) -> u8 {
     }
 }
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
+    // One malloc arena: a command does one thing at a time, and every thread with its
+    // own arena keeps its own high-water mark of the chunks a cite streams through.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: before any other thread exists; mallopt only sets a limit.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
     let cli = Cli::parse();
-    match run(cli).await {
+    // One thread drives the requests; file work goes to tokio's blocking threads.
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("casebook: cannot start: {e} [internal]");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("casebook: {} [{}]", err.message(), err.code());

@@ -3,6 +3,7 @@
 
 use base64::Engine as _;
 use casebook_core::citations::{CiteOptions, Input, decode_cite_answer, request_body};
+use casebook_core::transfer::CiteAnswerDecoder;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -78,13 +79,23 @@ fn bench(c: &mut Criterion) {
 
     let (_, build_peak) = peak_of(|| black_box(request_body(&input, Some(&opts)).unwrap()));
     let (_, decode_peak) = peak_of(|| black_box(decode_cite_answer(&answer, &input).unwrap()));
+    // What a cite does: the answer as it arrives, decoded into a file (here, a sink).
+    let streamed = || {
+        let mut d = CiteAnswerDecoder::new(std::io::sink(), u64::MAX);
+        for chunk in answer.chunks(16 * 1024) {
+            d.feed(chunk).unwrap();
+        }
+        d.finish().unwrap().1
+    };
+    let (_, stream_peak) = peak_of(|| black_box(streamed()));
     let mb = |n: usize| n as f64 / 1_048_576.0;
     eprintln!(
-        "cite_body: document {:.1} MB, request body {:.1} MB; peak heap: build {:.1} MB, decode {:.1} MB",
+        "cite_body: document {:.1} MB, request body {:.1} MB; peak heap: build in memory {:.1} MB, decode in memory {:.1} MB, decode as it arrives {:.2} MB",
         mb(doc.len()),
         mb(body.len()),
         mb(build_peak),
-        mb(decode_peak)
+        mb(decode_peak),
+        mb(stream_peak)
     );
 
     let mut group = c.benchmark_group("cite_9mb");
@@ -96,6 +107,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function("decode_answer", |b| {
         b.iter(|| black_box(decode_cite_answer(&answer, &input).unwrap()))
     });
+    group.bench_function("decode_answer_as_it_arrives", |b| b.iter(|| black_box(streamed())));
     group.finish();
 }
 
