@@ -374,10 +374,19 @@ async fn cite(backend: &Backend, args: CiteArgs) -> Result<(), Error> {
     let source = source(&args.file)?;
     let client = backend.citations().await?;
     let progress = output::progress(format!("Citing {}", label(&args.file)));
-    let cited = jobs::cite_source(&client, &source, &options, &progress).await?;
+    // The answer is decoded straight into the file that becomes the output.
+    let pending = out.as_deref().map(save::Pending::create).transpose()?;
+    let file = match &pending {
+        Some(p) => p
+            .file()
+            .try_clone()
+            .map_err(|e| Error::io("Cannot write the output", &e))?,
+        None => jobs::temporary_output().await?,
+    };
+    let cited = jobs::cite_source(&client, &source, &options, &progress, file).await?;
     output::done(&progress);
-    match &out {
-        Some(out) => cited.save(out, args.overwrite)?,
+    match pending {
+        Some(p) => p.commit(args.overwrite)?,
         None => cited
             .write_to(&mut std::io::stdout().lock())
             .map_err(|e| Error::io("Cannot write stdout", &e))?,

@@ -156,22 +156,28 @@ pub async fn read_document(path: &Path) -> Result<documents::Document> {
     blocking(move || documents::open(&path)).await
 }
 
+/// An unnamed temporary file for a result whose destination is not known yet.
+pub async fn temporary_output() -> Result<std::fs::File> {
+    blocking(|| {
+        tempfile::tempfile()
+            .map_err(|e| Error::io("Cannot make a temporary file for the cited document", &e))
+    })
+    .await
+}
+
 /// One cite: exactly one request to the service, the document streamed from its file
-/// and the answer decoded into a temporary file, so neither is ever in memory whole.
-/// The summary comes from reading the original and the result here; if that reading
-/// fails, the result is kept and the note says why.
+/// and the answer decoded into `out` (empty, unnamed: see [`temporary_output`] and
+/// [`save::Pending`]) as it arrives, so neither is ever in memory whole. The summary
+/// comes from reading the original and the result here; if that reading fails, the
+/// result is kept and the note says why.
 pub async fn cite_source(
     client: &CitationClient,
     source: &CiteSource,
     options: &CiteOptions,
     progress: &(dyn Fn(Progress) + Send + Sync),
+    out: std::fs::File,
 ) -> Result<Cited> {
     options.validate()?;
-    let out = blocking(|| {
-        tempfile::tempfile()
-            .map_err(|e| Error::io("Cannot make a temporary file for the cited document", &e))
-    })
-    .await?;
     let (path, cited, summary) = match source {
         CiteSource::Document { path } => {
             let open = path.clone();
@@ -283,7 +289,8 @@ impl CiteJobs {
                 .acquire_owned()
                 .await
                 .map_err(|_| Error::internal("The citing queue has closed."))?;
-            cite_source(&client, &source, &options, &move |p| report(p.into())).await
+            let out = temporary_output().await?;
+            cite_source(&client, &source, &options, &move |p| report(p.into()), out).await
         });
         lock(&self.running).insert(job_id.clone(), task.abort_handle());
         let result = task.await;

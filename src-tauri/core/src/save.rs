@@ -117,37 +117,99 @@ fn write_with(
     strategy: Strategy,
     fill: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> Result<()> {
-    let dir = parent_of(out);
-    remove_stale_temporaries(dir);
-    let fail =
-        |what: &str, e: &std::io::Error| Error::io(&format!("Cannot {what} {}", out.display()), e);
-    let exists = || Error::invalid_input(format!("{} already exists.", out.display()));
+    let mut pending = Pending::create_with(out, strategy)?;
+    fill(pending.file_mut()).map_err(|e| Error::io(&format!("Cannot write {}", out.display()), &e))?;
+    pending.commit(overwrite)
+}
+
+/// A file being written that gets its name, `out`, only once complete (see
+/// [`write_atomic_with`]): create it, write its [`Pending::file`], then commit. Dropped
+/// uncommitted, or with the process killed, it leaves nothing.
+pub struct Pending {
+    out: PathBuf,
+    temp: Temp,
+}
+
+enum Temp {
     #[cfg(target_os = "linux")]
-    if strategy == Strategy::Unnamed {
-        match unnamed::create(dir) {
-            Ok(mut file) => {
-                fill(&mut file).map_err(|e| fail("write", &e))?;
-                file.sync_all().map_err(|e| fail("write", &e))?;
-                return match unnamed::link_into_place(&file, dir, out, overwrite) {
-                    Ok(()) => Ok(()),
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists()),
-                    // Linking needs /proc or a capability; copy what was written instead.
-                    Err(e) => {
-                        tracing::debug!("cannot link an unnamed file in: {e}");
-                        write_named(dir, out, overwrite, |f| {
-                            file.seek(std::io::SeekFrom::Start(0))?;
-                            std::io::copy(&mut file, f).map(|_| ())
-                        })
-                        .map_err(|e| classify(e, &fail, &exists))
-                    }
-                };
+    Unnamed(File),
+    Named(tempfile::NamedTempFile),
+}
+
+impl Pending {
+    /// Starts the file that will be `out`, in `out`'s folder.
+    pub fn create(out: &Path) -> Result<Self> {
+        Self::create_with(out, Strategy::Unnamed)
+    }
+
+    fn create_with(out: &Path, strategy: Strategy) -> Result<Self> {
+        let dir = parent_of(out);
+        remove_stale_temporaries(dir);
+        let fail = |e: &std::io::Error| Error::io(&format!("Cannot write {}", out.display()), e);
+        #[cfg(target_os = "linux")]
+        if strategy == Strategy::Unnamed {
+            match unnamed::create(dir) {
+                Ok(file) => {
+                    return Ok(Self {
+                        out: out.to_owned(),
+                        temp: Temp::Unnamed(file),
+                    });
+                }
+                Err(e) if unnamed::unsupported(&e) => {}
+                Err(e) => return Err(fail(&e)),
             }
-            Err(e) if unnamed::unsupported(&e) => {}
-            Err(e) => return Err(fail("write", &e)),
+        }
+        let _ = strategy;
+        Ok(Self {
+            out: out.to_owned(),
+            temp: Temp::Named(named_temporary(dir).map_err(|e| fail(&e))?),
+        })
+    }
+
+    pub fn file(&self) -> &File {
+        match &self.temp {
+            #[cfg(target_os = "linux")]
+            Temp::Unnamed(f) => f,
+            Temp::Named(t) => t.as_file(),
         }
     }
-    let _ = strategy;
-    write_named(dir, out, overwrite, fill).map_err(|e| classify(e, &fail, &exists))
+
+    fn file_mut(&mut self) -> &mut File {
+        match &mut self.temp {
+            #[cfg(target_os = "linux")]
+            Temp::Unnamed(f) => f,
+            Temp::Named(t) => t.as_file_mut(),
+        }
+    }
+
+    /// Flushes the file to disk and gives it its name, refusing to replace an existing
+    /// file unless `overwrite`.
+    pub fn commit(self, overwrite: bool) -> Result<()> {
+        let out = &self.out;
+        let dir = parent_of(out);
+        let fail =
+            |what: &str, e: &std::io::Error| Error::io(&format!("Cannot {what} {}", out.display()), e);
+        let exists = || Error::invalid_input(format!("{} already exists.", out.display()));
+        self.file().sync_all().map_err(|e| fail("write", &e))?;
+        match self.temp {
+            #[cfg(target_os = "linux")]
+            Temp::Unnamed(mut file) => match unnamed::link_into_place(&file, dir, out, overwrite) {
+                Ok(()) => Ok(()),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists()),
+                // Linking needs /proc or a capability; copy what was written instead.
+                Err(e) => {
+                    tracing::debug!("cannot link an unnamed file in: {e}");
+                    let copy = named_temporary(dir).and_then(|mut tmp| {
+                        file.seek(std::io::SeekFrom::Start(0))?;
+                        std::io::copy(&mut file, tmp.as_file_mut())?;
+                        persist(tmp, out, overwrite)
+                    });
+                    copy.map_err(|e| classify(e, &fail, &exists))
+                }
+            },
+            Temp::Named(tmp) => persist(tmp, out, overwrite).map_err(|e| classify(e, &fail, &exists)),
+        }
+    }
 }
 
 fn classify(
@@ -162,19 +224,17 @@ fn classify(
     }
 }
 
-fn write_named(
-    dir: &Path,
-    out: &Path,
-    overwrite: bool,
-    fill: impl FnOnce(&mut File) -> std::io::Result<()>,
-) -> std::io::Result<()> {
+/// A `.casebook-*.part` temporary in `dir`, for file systems without unnamed files.
+fn named_temporary(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     let mut builder = tempfile::Builder::new();
     builder.prefix(TEMP_PREFIX).suffix(TEMP_SUFFIX);
     // tempfile's private 0600 is for secrets; a saved document gets what the umask allows.
     #[cfg(unix)]
     builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    let mut tmp = builder.tempfile_in(dir)?;
-    fill(tmp.as_file_mut())?;
+    builder.tempfile_in(dir)
+}
+
+fn persist(tmp: tempfile::NamedTempFile, out: &Path, overwrite: bool) -> std::io::Result<()> {
     tmp.as_file().sync_all()?;
     let persisted = if overwrite {
         tmp.persist(out)
