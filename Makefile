@@ -7,7 +7,7 @@ SHELL := /bin/bash
 CARGO_SCOPE := --workspace --all-targets
 # What users get: release, only the app and the CLI. Never --workspace here: the e2e
 # crate turns on the app's `test-hooks`, which no build users run may have.
-RELEASE_SCOPE := --release -p casebook-app -p casebook-cli -p casebook-sandbox
+RELEASE_SCOPE := --release -p casebook-app -p casebook-cli -p casebook-sandbox --bins --example bare
 
 .PHONY: run test harden lint bindings bench deps-build deps-test ui ui-deps build release package fresh-install screenshots clean
 
