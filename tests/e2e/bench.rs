@@ -231,9 +231,18 @@ async fn frame_intervals(app: &App, ms: u64) -> Vec<f64> {
 #[ignore = "a benchmark: make bench"]
 async fn bench_latency_at_200_events_a_second() {
     let _one = exclusive().await;
-    for (label, renderer) in RENDERERS {
+    for (label, renderer) in renderers() {
         latency_run(label, &[("CASEBOOK_RENDERER", renderer)]).await;
     }
+}
+
+/// [`RENDERERS`], or only the one `CASEBOOK_BENCH_RENDERER` names.
+fn renderers() -> Vec<(&'static str, &'static str)> {
+    let only = std::env::var("CASEBOOK_BENCH_RENDERER").ok();
+    RENDERERS
+        .into_iter()
+        .filter(|(_, r)| only.as_deref().is_none_or(|o| o == *r))
+        .collect()
 }
 
 /// Casebook's default (`auto`: compositing off here, where WebKit would composite on
@@ -431,7 +440,7 @@ async fn search_ms(app: &App, text: &str) -> (f64, String) {
 #[ignore = "a benchmark: make bench"]
 async fn bench_memory_flat_from_100_to_50k_events() {
     let _one = exclusive().await;
-    for (label, renderer) in RENDERERS {
+    for (label, renderer) in renderers() {
         let (small_app, _d1, small, _) = mission_of(100, renderer).await;
         small_app.close().await;
         let (app, _d2, large, took) = mission_of(50_000, renderer).await;

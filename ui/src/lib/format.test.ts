@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, kindLabel, mergeByPath } from "./format";
+import { formatBytes, formatClock, formatDateTime, kindLabel, mergeByPath } from "./format";
 
 describe("formatBytes", () => {
   it("uses the unit people expect", () => {
@@ -26,5 +26,16 @@ describe("mergeByPath", () => {
       [{ path: "/a", n: 2 }, { path: "/c", n: 1 }],
     );
     expect(merged).toEqual([{ path: "/a", n: 2 }, { path: "/b", n: 1 }, { path: "/c", n: 1 }]);
+  });
+});
+
+describe("formatClock and formatDateTime", () => {
+  it("read as the locale's own formatting does", () => {
+    const ms = Date.UTC(2026, 10, 23, 14, 5, 9);
+    expect(formatClock(ms)).toBe(
+      new Date(ms).toLocaleTimeString(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" }),
+    );
+    expect(formatDateTime(ms)).toBe(new Date(ms).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" }));
+    expect(formatClock(ms + 1000)).not.toBe(formatClock(ms));
   });
 });

@@ -1,5 +1,20 @@
 import type { DocKind } from "./bindings";
 
+// Each formatter is made once: making an Intl formatter (what toLocaleTimeString does
+// on every call) costs far more than using one, and a timeline formats many times a second.
+const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
+const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+/** The time of day of `ms` (Unix milliseconds), to the second, in the user's locale. */
+export function formatClock(ms: number): string {
+  return clock.format(ms);
+}
+
+/** The date and time of `ms` (Unix milliseconds), in the user's locale. */
+export function formatDateTime(ms: number): string {
+  return dateTime.format(ms);
+}
+
 /** Sizes as people read them: 930 B, 14.1 KB, 8.7 MB. */
 export function formatBytes(bytes: number): string {
   if (!Number.isFinite(bytes) || bytes < 0) return "—";
