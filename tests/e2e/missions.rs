@@ -442,3 +442,96 @@ async fn a_cut_stream_reconnects_and_a_restart_resumes() {
     app.screenshot("mission-complete").await;
     app.close().await;
 }
+
+/// A long mission's window holds only the pages around the view: scrolling to the very
+/// top reads the first events back from SQL, the Home end of the list included, and
+/// scrolling back to the bottom follows the live end again.
+#[tokio::test(flavor = "multi_thread")]
+async fn scrolling_a_long_mission_to_the_top_pages_its_first_events_from_sql() {
+    const EVENTS: u64 = 3000;
+    let _one = exclusive().await;
+    let app = App::launch(AppOptions {
+        env: vec![
+            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "0".into()),
+            ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), EVENTS.to_string()),
+        ],
+        ..Default::default()
+    })
+    .await;
+    let (main, _) = start_mission(&app, "5.00").await;
+    switch_to_mission_window(&app, &main).await;
+    until_for(120, "the mission completes", || async {
+        status(&app).await == "complete"
+    })
+    .await;
+    let held = || async {
+        app.client
+            .execute("return window.__casebookMission.held();", vec![])
+            .await
+            .unwrap()
+            .as_u64()
+            .unwrap()
+    };
+    assert!(
+        held().await <= 1300,
+        "at most twelve pages and the live end"
+    );
+    let first = |pos: u64| {
+        format!(
+            "document.querySelector('[data-testid=event-card][data-pos=\"{pos}\"]')?.dataset.id ?? null"
+        )
+    };
+    // A nudge that stays within following distance of the bottom, then straight to the
+    // top, as Home or dragging the scroll bar does: the top must win.
+    app.client
+        .execute(
+            "const t = document.querySelector('[data-testid=timeline]'); t.scrollTop -= 10;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    app.client
+        .execute(
+            "const t = document.querySelector('[data-testid=timeline]'); t.scrollTop = 0;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    until_for(10, "the first event's card", || async {
+        let id = app
+            .client
+            .execute(&format!("return {};", first(0)), vec![])
+            .await
+            .unwrap();
+        id.as_str() == Some("1")
+    })
+    .await;
+    assert!(
+        app.testid("jump-latest")
+            .await
+            .is_displayed()
+            .await
+            .unwrap(),
+        "away from the bottom, the window offers to jump back"
+    );
+    app.click("jump-latest").await;
+    let last = app
+        .client
+        .execute("return window.__casebookMission.count() - 1;", vec![])
+        .await
+        .unwrap()
+        .as_u64()
+        .unwrap();
+    until_for(10, "the last event's card again", || async {
+        let id = app
+            .client
+            .execute(&format!("return {};", first(last)), vec![])
+            .await
+            .unwrap();
+        id.is_string()
+    })
+    .await;
+    assert!(held().await <= 1300, "the top's pages were let go again");
+    app.close().await;
+}

@@ -142,7 +142,9 @@ async fn bench_cite_of_a_9_mb_document_against_curl() {
     let b64 = base64::engine::general_purpose::STANDARD.encode(std::fs::read(&doc).unwrap());
     std::fs::write(
         &body,
-        format!(r#"{{"fileBase64":"{b64}","mode":"every_other","minCitations":1,"maxCitations":2}}"#),
+        format!(
+            r#"{{"fileBase64":"{b64}","mode":"every_other","minCitations":1,"maxCitations":2}}"#
+        ),
     )
     .unwrap();
     drop(b64);

@@ -107,7 +107,9 @@ fn bench(c: &mut Criterion) {
     group.bench_function("decode_answer", |b| {
         b.iter(|| black_box(decode_cite_answer(&answer, &input).unwrap()))
     });
-    group.bench_function("decode_answer_as_it_arrives", |b| b.iter(|| black_box(streamed())));
+    group.bench_function("decode_answer_as_it_arrives", |b| {
+        b.iter(|| black_box(streamed()))
+    });
     group.finish();
 }
 

@@ -135,7 +135,11 @@ pub(crate) fn document_body(
     doc: &documents::OpenDocument,
     options: &CiteOptions,
 ) -> Result<DocumentBody> {
-    let body = DocumentBody::new(doc, DOCUMENT_HEAD, format!("\"{}", options_tail(Some(options))?))?;
+    let body = DocumentBody::new(
+        doc,
+        DOCUMENT_HEAD,
+        format!("\"{}", options_tail(Some(options))?),
+    )?;
     if doc.len > documents::MAX_DOCUMENT_BYTES || body.content_length() > MAX_REQUEST_BYTES {
         return Err(documents::too_large(doc.len));
     }
@@ -652,7 +656,10 @@ impl CitationClient {
         out: std::fs::File,
     ) -> Result<CitedFile> {
         let (payload, sent) = match upload {
-            Upload::Document(doc) => (Payload::Document(document_body(doc, options)?), Some(doc.kind)),
+            Upload::Document(doc) => (
+                Payload::Document(document_body(doc, options)?),
+                Some(doc.kind),
+            ),
             Upload::Essay(text) => {
                 let body = request_body(&Input::essay(text)?, Some(options))?;
                 (Payload::Bytes(body.into()), None)
@@ -660,7 +667,11 @@ impl CitationClient {
         };
         // Page-cache writes of a chunk at a time: too short to need a blocking thread.
         let (out, len, extra) = self
-            .cite_to(payload, progress, std::io::BufWriter::with_capacity(64 * 1024, out))
+            .cite_to(
+                payload,
+                progress,
+                std::io::BufWriter::with_capacity(64 * 1024, out),
+            )
             .await?;
         let file = out
             .into_inner()

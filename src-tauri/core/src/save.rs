@@ -118,7 +118,8 @@ fn write_with(
     fill: impl FnOnce(&mut File) -> std::io::Result<()>,
 ) -> Result<()> {
     let mut pending = Pending::create_with(out, strategy)?;
-    fill(pending.file_mut()).map_err(|e| Error::io(&format!("Cannot write {}", out.display()), &e))?;
+    fill(pending.file_mut())
+        .map_err(|e| Error::io(&format!("Cannot write {}", out.display()), &e))?;
     pending.commit(overwrite)
 }
 
@@ -187,8 +188,9 @@ impl Pending {
     pub fn commit(self, overwrite: bool) -> Result<()> {
         let out = &self.out;
         let dir = parent_of(out);
-        let fail =
-            |what: &str, e: &std::io::Error| Error::io(&format!("Cannot {what} {}", out.display()), e);
+        let fail = |what: &str, e: &std::io::Error| {
+            Error::io(&format!("Cannot {what} {}", out.display()), e)
+        };
         let exists = || Error::invalid_input(format!("{} already exists.", out.display()));
         self.file().sync_all().map_err(|e| fail("write", &e))?;
         match self.temp {
@@ -207,7 +209,9 @@ impl Pending {
                     copy.map_err(|e| classify(e, &fail, &exists))
                 }
             },
-            Temp::Named(tmp) => persist(tmp, out, overwrite).map_err(|e| classify(e, &fail, &exists)),
+            Temp::Named(tmp) => {
+                persist(tmp, out, overwrite).map_err(|e| classify(e, &fail, &exists))
+            }
         }
     }
 }

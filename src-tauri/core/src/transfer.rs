@@ -275,7 +275,12 @@ impl<W: Write> CiteAnswerDecoder<W> {
         let b = input[0];
         let space = matches!(b, b' ' | b'\t' | b'\n' | b'\r');
         match self.state {
-            State::Start | State::Colon | State::Next | State::End | State::FirstKey | State::Key
+            State::Start
+            | State::Colon
+            | State::Next
+            | State::End
+            | State::FirstKey
+            | State::Key
                 if space => {}
             State::Start if b == b'{' => self.state = State::FirstKey,
             State::FirstKey if b == b'}' => self.state = State::End,
@@ -499,7 +504,7 @@ impl<W: Write> CiteAnswerDecoder<W> {
         if self.pending[..unpadded].contains(&b'=') {
             return Err(not_base64("padding before the end"));
         }
-        if !inside && self.pending.len() % 4 != 0 {
+        if !inside && !self.pending.len().is_multiple_of(4) {
             return Err(not_base64("its length is not a multiple of four"));
         }
         for batch in self.pending[..ready].chunks(DECODE_BATCH) {
@@ -593,7 +598,10 @@ mod tests {
             (br#"{"documentBase64": "QQ==QQ=="}"#, "padding"),
             (br#"{"documentBase64": "QQ="}"#, "base64"),
             (br#"{"documentBase64": "Q!=="}"#, "base64"),
-            (br#"{"documentBase64": "QQ==", "documentBase64": "QQ=="}"#, "twice"),
+            (
+                br#"{"documentBase64": "QQ==", "documentBase64": "QQ=="}"#,
+                "twice",
+            ),
             (br#"{"documentBase64": "QQ==", "x": tru}"#, "JSON"),
             (br#"["documentBase64"]"#, "JSON"),
             (b"", "ends early"),
@@ -628,6 +636,9 @@ mod tests {
         }
         let (out, n, extra) = d.finish().unwrap();
         assert_eq!((out, n), (doc, 70_001));
-        assert_eq!(serde_json::Value::Object(extra), serde_json::json!({"k": [1, {"z": "\""}]}));
+        assert_eq!(
+            serde_json::Value::Object(extra),
+            serde_json::json!({"k": [1, {"z": "\""}]})
+        );
     }
 }

@@ -99,7 +99,11 @@ async fn a_cite_answer_past_what_12_mb_allow_is_cut_off() {
     let err = soon(citations(&url).cite(&input, &CiteOptions::default(), &no_progress))
         .await
         .unwrap_err();
-    assert!(err.message().contains("not valid JSON"), "{}", err.message());
+    assert!(
+        err.message().contains("not valid JSON"),
+        "{}",
+        err.message()
+    );
     let err = soon(citations(&url).parse(&input, &no_progress))
         .await
         .unwrap_err();
