@@ -69,7 +69,8 @@ bench: build release
 	cargo bench --workspace --bench sse --bench cite_body -- --noplot
 	CASEBOOK_BENCH_CLI=$(CURDIR)/target/release/casebook CASEBOOK_BENCH_SANDBOX=$(CURDIR)/target/release/casebook-sandbox \
 		cargo test $(CARGO_SCOPE) --test bench_cite -- --ignored --nocapture bench_cite_
-	scripts/with-keyring.sh cargo test $(CARGO_SCOPE) --test e2e -- --ignored --nocapture bench_
+	CASEBOOK_BENCH_APP=$(CURDIR)/target/release/casebook-app CASEBOOK_BENCH_BARE=$(CURDIR)/target/release/examples/bare \
+		scripts/with-keyring.sh cargo test $(CARGO_SCOPE) --test e2e -- --ignored --nocapture bench::
 
 # Rewrites ui/src/lib/bindings.ts from the Rust types.
 bindings:

@@ -16,7 +16,7 @@ ROOT=$PWD
 OUT=$ROOT/artifacts/harden
 FUZZ=$ROOT/src-tauri/fuzz
 MINUTES=${HARDEN_FUZZ_MINUTES:-10}
-TARGETS=(sse ndjson sniff reader parse_answer sandbox_request mission_message)
+TARGETS=(sse ndjson sniff reader parse_answer cite_answer sandbox_request mission_message)
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 mkdir -p "$OUT"
 

@@ -56,3 +56,26 @@ fn the_sandbox_parsers_accept_their_valid_seeds() {
     assert!(casebook_sandbox::fuzzing::check_request(&essay));
     assert!(!casebook_sandbox::fuzzing::check_request(b"{\"essay\": 1}"));
 }
+
+#[test]
+fn cite_answers_read_as_they_arrive_give_the_same_document_however_split() {
+    use casebook_core::transfer::CiteAnswerDecoder;
+    let read = |chunks: &[&[u8]]| {
+        let mut d = CiteAnswerDecoder::new(Vec::new(), 1 << 20);
+        for c in chunks {
+            d.feed(c).unwrap();
+        }
+        let (out, _, extra) = d.finish().unwrap();
+        (out, extra)
+    };
+    for seed in seeds("cite_answer") {
+        // The fuzz target's first 8 bytes choose the split; here every split point.
+        let input = &seed[8..];
+        let whole = read(&[input]);
+        assert!(!whole.0.is_empty());
+        for cut in 0..=input.len() {
+            let (a, b) = input.split_at(cut);
+            assert_eq!(read(&[a, b]), whole, "split at {cut}");
+        }
+    }
+}
