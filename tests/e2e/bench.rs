@@ -11,7 +11,7 @@
 //! put in the DOM (`window.__casebookLatency`). Memory: PSS from /proc, so pages the
 //! processes share are counted once between them.
 
-use casebook_e2e::{App, AppOptions, bare_binary, exclusive};
+use casebook_e2e::{App, AppOptions, bare_binary, exclusive, root};
 use fantoccini::Locator;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -255,25 +255,78 @@ const RENDERERS: [(&str, &str); 2] = [
     ("compositing on (CASEBOOK_RENDERER=gpu)", "gpu"),
 ];
 
+/// The services, started apart from the app as a real one would be (`casebook-sandbox`
+/// with `--mission-events` and `--mission-pace-ms`), so the figures are Casebook's own
+/// and not also the server's. Stopped when dropped.
+struct Service {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn service(events: u64, pace_ms: u64) -> Service {
+    use std::io::BufRead;
+    let bin = std::env::var_os("CASEBOOK_BENCH_SANDBOX").map_or_else(
+        || {
+            std::env::var_os("CARGO_TARGET_DIR")
+                .map_or_else(|| root().join("target"), Into::into)
+                .join("debug/casebook-sandbox")
+        },
+        Into::into,
+    );
+    let mut child = std::process::Command::new(&bin)
+        .args(["--port", "0", "--rate-limit", "0", "--pace", "instant"])
+        .args(["--mission-events", &events.to_string()])
+        .args(["--mission-pace-ms", &pace_ms.to_string()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
+    let mut url = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut url)
+        .unwrap();
+    Service {
+        child,
+        url: url.trim().to_owned(),
+    }
+}
+
+/// The app in remote mode against `service`, with the sandbox's key for both services,
+/// in `data`, with `env`.
+fn remote_app(service: &Service, data: &Path, env: &[(&str, &str)]) -> AppOptions {
+    std::fs::write(
+        data.join("settings.json"),
+        serde_json::json!({"sandbox": false, "baseUrl": service.url}).to_string(),
+    )
+    .unwrap();
+    let key = "cbx_sandbox_demo_key";
+    let mut env: Vec<(String, String)> = env
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    env.push(("CASEBOOK_CITATIONS_KEY".into(), key.into()));
+    env.push(("CASEBOOK_INVESTIGATIONS_KEY".into(), key.into()));
+    AppOptions {
+        data_dir: Some(data.to_path_buf()),
+        env,
+        ..Default::default()
+    }
+}
+
 async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
     println!("mission latency, {label}:");
     let data = tempfile::tempdir().unwrap();
-    let events = std::env::var("CASEBOOK_BENCH_EVENTS").unwrap_or_else(|_| "3000".into());
-    let mut env: Vec<(String, String)> = vec![
-        ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "5".into()),
-        ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), events),
-    ];
-    env.extend(
-        extra_env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string())),
-    );
-    let app = App::launch(AppOptions {
-        data_dir: Some(data.path().to_path_buf()),
-        env,
-        ..Default::default()
-    })
-    .await;
+    let events = std::env::var("CASEBOOK_BENCH_EVENTS").map_or(3000, |v| v.parse().unwrap());
+    // 5 ms apart: 200 events a second.
+    let service = service(events, 5);
+    let app = App::launch(remote_app(&service, data.path(), extra_env)).await;
     start(&app).await;
     let started = Instant::now();
     while count(&app).await < 50 {
@@ -366,26 +419,27 @@ async fn idle_pss(data: &Path, program: &str, settle: Duration) -> (f64, f64, f6
     (pss_mb(pid), web, all)
 }
 
-/// Runs a mission of `events` at 1 ms apart to its end in a fresh app; the app and its
+/// Runs a mission of `events` at 1 ms apart to its end, in a fresh app against a service
+/// started apart from it; the app and its
 /// web process's PSS once idle, and the open app for more measuring.
-async fn mission_of(events: u64, renderer: &str) -> (App, tempfile::TempDir, (f64, f64, f64), f64) {
+async fn mission_of(
+    events: u64,
+    renderer: &str,
+) -> (App, tempfile::TempDir, (f64, f64, f64), f64, Service) {
     let data = tempfile::tempdir().unwrap();
-    let app = App::launch(AppOptions {
-        data_dir: Some(data.path().to_path_buf()),
-        env: vec![
-            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "1".into()),
-            ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), events.to_string()),
-            ("CASEBOOK_RENDERER".into(), renderer.into()),
-        ],
-        ..Default::default()
-    })
+    let service = service(events, 1);
+    let app = App::launch(remote_app(
+        &service,
+        data.path(),
+        &[("CASEBOOK_RENDERER", renderer)],
+    ))
     .await;
     start(&app).await;
     let started = Instant::now();
     wait_complete(&app, 15).await;
     let took = started.elapsed().as_secs_f64();
     let pss = idle_pss(data.path(), "casebook-app", Duration::from_secs(3)).await;
-    (app, data, pss, took)
+    (app, data, pss, took, service)
 }
 
 /// Milliseconds from scrolling the timeline to `to` ("top" or "bottom") until the card
@@ -452,10 +506,10 @@ async fn search_ms(app: &App, text: &str) -> (f64, String) {
 async fn bench_memory_flat_from_100_to_50k_events() {
     let _one = exclusive().await;
     for (label, renderer) in renderers() {
-        let (small_app, _d1, small, _) = mission_of(100, renderer).await;
+        let (small_app, _d1, small, _, _s1) = mission_of(100, renderer).await;
         small_app.close().await;
         let long = std::env::var("CASEBOOK_BENCH_LONG").map_or(50_000, |v| v.parse().unwrap());
-        let (app, _d2, large, took) = mission_of(long, renderer).await;
+        let (app, _d2, large, took, _s2) = mission_of(long, renderer).await;
         let n = count(&app).await;
         let held = app
             .client
