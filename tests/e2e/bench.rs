@@ -28,21 +28,21 @@ fn percentile(sorted: &[f64], p: f64) -> f64 {
 
 /// Resident set size of a process, in MB.
 fn rss_mb(pid: u32) -> f64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
-        .map_or(0.0, |kb| kb / 1024.0)
+    proc_mb(&format!("/proc/{pid}/status"), "VmRSS:")
 }
 
 /// Proportional set size of a process, in MB: its private pages plus its share of
 /// those it shares.
 fn pss_mb(pid: u32) -> f64 {
-    let rollup = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup")).unwrap_or_default();
-    rollup
+    proc_mb(&format!("/proc/{pid}/smaps_rollup"), "Pss:")
+}
+
+/// The kB figure after `key` in a /proc file, in MB; 0 for a process that has gone.
+fn proc_mb(path: &str, key: &str) -> f64 {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
         .lines()
-        .find_map(|l| l.strip_prefix("Pss:"))
+        .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.split_whitespace().next()?.parse::<f64>().ok())
         .map_or(0.0, |kb| kb / 1024.0)
 }
@@ -571,14 +571,15 @@ async fn bench_memory_flat_from_100_to_50k_events() {
     }
 }
 
-/// Cold start to interactive, and idle memory, of `binary` (Casebook when `None`)
-/// with `env`: medians of `runs` starts. Interactive: `ready` is in the DOM.
+/// Cold start to interactive, and idle memory.
 struct StartFigures {
     start_s: f64,
     /// The program, its web process, and all its processes together.
     pss: (f64, f64, f64),
 }
 
+/// [`StartFigures`] of `binary` (Casebook when `None`) with `env`: medians of `runs`
+/// starts. Interactive: `ready` is in the DOM.
 async fn start_figures(
     binary: Option<std::path::PathBuf>,
     program: &str,

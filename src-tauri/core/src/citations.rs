@@ -161,19 +161,18 @@ pub fn request_body(input: &Input<'_>, options: Option<&CiteOptions>) -> Result<
             body
         }
         Input::Document { bytes, .. } => {
-            const HEAD: &[u8] = DOCUMENT_HEAD;
             // The same limit the document cards show, so what was said to fit does.
             if bytes.len() as u64 > documents::MAX_DOCUMENT_BYTES {
                 return Err(documents::too_large(bytes.len() as u64));
             }
             let encoded = base64::encoded_len(bytes.len(), true)
                 .ok_or_else(|| documents::too_large(bytes.len() as u64))?;
-            let total = HEAD.len() + encoded + 1 + tail.len();
+            let total = DOCUMENT_HEAD.len() + encoded + 1 + tail.len();
             if total as u64 > MAX_REQUEST_BYTES {
                 return Err(documents::too_large(bytes.len() as u64));
             }
             let mut body = Vec::with_capacity(total);
-            body.extend_from_slice(HEAD);
+            body.extend_from_slice(DOCUMENT_HEAD);
             let start = body.len();
             body.resize(start + encoded, 0);
             let written = B64.encode_slice(bytes, &mut body[start..]).map_err(|e| {
@@ -539,6 +538,15 @@ pub fn decode_cite_answer(body: &[u8], sent: &Input<'_>) -> Result<Cited> {
     let mut decoder = CiteAnswerDecoder::new(Vec::new(), u64::MAX);
     decoder.feed(body)?;
     let (bytes, _, extra) = decoder.finish()?;
+    checked(bytes, extra, sent)
+}
+
+/// The decoded document, checked against what was sent.
+fn checked(
+    bytes: Vec<u8>,
+    extra: serde_json::Map<String, serde_json::Value>,
+    sent: &Input<'_>,
+) -> Result<Cited> {
     let kind = output_kind(sent_kind(sent), documents::sniff(&bytes), || {
         std::str::from_utf8(&bytes).is_ok()
     })?;
@@ -640,10 +648,7 @@ impl CitationClient {
         let (bytes, _, extra) = self
             .cite_to(Payload::Bytes(body.into()), progress, Vec::new())
             .await?;
-        let kind = output_kind(sent_kind(input), documents::sniff(&bytes), || {
-            std::str::from_utf8(&bytes).is_ok()
-        })?;
-        Ok(Cited { bytes, kind, extra })
+        checked(bytes, extra, input)
     }
 
     /// `POST /citations/v1/cite` with the document streamed from its file and the
@@ -718,11 +723,9 @@ impl CitationClient {
     }
 }
 
-/// Whether the first `len` bytes of `file` are UTF-8 text.
+/// Whether the `len` bytes of `file` are UTF-8 text.
 fn is_utf8_file(file: &std::fs::File, len: u64) -> bool {
-    let mut bytes = vec![0u8; len.min(MAX_REQUEST_BYTES * 2) as usize];
-    documents::read_at_most(file, 0, &mut bytes).is_ok_and(|n| n as u64 == len)
-        && std::str::from_utf8(&bytes).is_ok()
+    documents::read_text(file, len).is_ok()
 }
 
 /// A progress callback that ignores progress.

@@ -104,6 +104,15 @@ pub fn read_at_most(file: &File, offset: u64, buf: &mut [u8]) -> std::io::Result
     Ok(filled)
 }
 
+/// The `len` bytes of `file` as UTF-8 text (a cited essay, which is small).
+pub fn read_text(file: &File, len: u64) -> Result<String> {
+    let mut bytes = vec![0u8; len as usize];
+    let n = read_at_most(file, 0, &mut bytes)
+        .map_err(|e| Error::io("Cannot read the cited text", &e))?;
+    bytes.truncate(n);
+    String::from_utf8(bytes).map_err(|_| Error::invalid_input("The cited text is not UTF-8."))
+}
+
 enum Magic {
     Ole,
     Zip,

@@ -197,7 +197,7 @@ pub async fn cite_source(
                 .cite_into(Upload::Essay(text), options, progress, out)
                 .await?;
             let summary = match cited.kind {
-                OutputKind::Text => read_text(&cited.file, cited.len)
+                OutputKind::Text => documents::read_text(&cited.file, cited.len)
                     .map(|after| summary::summarize_text(text, &after)),
                 _ => Err(Error::new(
                     ErrorCode::UnsupportedDocument,
@@ -230,15 +230,6 @@ pub async fn cite_source(
         summary,
         summary_note,
     })
-}
-
-/// The cited text, which the service sent as base64 of UTF-8.
-fn read_text(file: &std::fs::File, len: u64) -> Result<String> {
-    let mut bytes = vec![0u8; len as usize];
-    let n = documents::read_at_most(file, 0, &mut bytes)
-        .map_err(|e| Error::io("Cannot read the cited text", &e))?;
-    bytes.truncate(n);
-    String::from_utf8(bytes).map_err(|_| Error::invalid_input("the cited text is not UTF-8"))
 }
 
 /// Cited documents waiting to be saved, and the jobs still running.

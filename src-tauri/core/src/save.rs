@@ -204,6 +204,7 @@ impl Pending {
                     let copy = named_temporary(dir).and_then(|mut tmp| {
                         file.seek(std::io::SeekFrom::Start(0))?;
                         std::io::copy(&mut file, tmp.as_file_mut())?;
+                        tmp.as_file().sync_all()?;
                         persist(tmp, out, overwrite)
                     });
                     copy.map_err(|e| classify(e, &fail, &exists))
@@ -238,8 +239,8 @@ fn named_temporary(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     builder.tempfile_in(dir)
 }
 
+/// Renames a complete, flushed temporary to `out`.
 fn persist(tmp: tempfile::NamedTempFile, out: &Path, overwrite: bool) -> std::io::Result<()> {
-    tmp.as_file().sync_all()?;
     let persisted = if overwrite {
         tmp.persist(out)
     } else {

@@ -38,27 +38,28 @@ pub struct CiteSummary {
 
 /// Compares what [`reader::read`] finds in the original and the cited document.
 pub fn summarize_local(original: &[u8], cited: &[u8]) -> Result<CiteSummary> {
-    let before = reader::read(original)?;
-    let after = reader::read(cited)?;
-    Ok(compare(
-        &before.paragraphs,
-        before.references.len(),
-        &after.paragraphs,
-        after.references.len(),
+    Ok(compare_documents(
+        &reader::read(original)?,
+        &reader::read(cited)?,
     ))
 }
 
 /// [`summarize_local`] of two open files, reading only their zip directories and the
 /// parts that hold text.
 pub fn summarize_files(original: &std::fs::File, cited: &std::fs::File) -> Result<CiteSummary> {
-    let before = reader::read_file(original)?;
-    let after = reader::read_file(cited)?;
-    Ok(compare(
+    Ok(compare_documents(
+        &reader::read_file(original)?,
+        &reader::read_file(cited)?,
+    ))
+}
+
+fn compare_documents(before: &reader::LocalDocument, after: &reader::LocalDocument) -> CiteSummary {
+    compare(
         &before.paragraphs,
         before.references.len(),
         &after.paragraphs,
         after.references.len(),
-    ))
+    )
 }
 
 /// Compares an essay and its cited text, paragraph by paragraph (see [`read_essay`]).
