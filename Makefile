@@ -7,7 +7,9 @@ SHELL := /bin/bash
 CARGO_SCOPE := --workspace --all-targets
 # What users get: release, only the app and the CLI. Never --workspace here: the e2e
 # crate turns on the app's `test-hooks`, which no build users run may have.
-RELEASE_SCOPE := --release -p casebook-app -p casebook-cli -p casebook-sandbox --bins --example bare
+RELEASE_SCOPE := --release -p casebook-app -p casebook-sandbox --bins --example bare
+# The CLI has a profile of its own (Cargo.toml: whole-program LTO), in target/cli/.
+CLI_SCOPE := --profile cli -p casebook-cli --bins
 
 .PHONY: run test harden lint bindings bench deps-build deps-test ui ui-deps build release package fresh-install screenshots clean
 
@@ -39,6 +41,7 @@ build: ui
 
 release: ui
 	cargo build $(RELEASE_SCOPE)
+	cargo build $(CLI_SCOPE)
 
 # The .deb (target/release/bundle/deb/): Tauri's bundler packs the release build above
 # (the app, the `casebook` CLI, the desktop entry with its MIME types, the icons).
@@ -67,7 +70,7 @@ harden: deps-test build
 # 50,000 events (tests/e2e/bench.rs).
 bench: build release
 	cargo bench --workspace --bench sse --bench cite_body -- --noplot
-	CASEBOOK_BENCH_CLI=$(CURDIR)/target/release/casebook CASEBOOK_BENCH_SANDBOX=$(CURDIR)/target/release/casebook-sandbox \
+	CASEBOOK_BENCH_CLI=$(CURDIR)/target/cli/casebook CASEBOOK_BENCH_SANDBOX=$(CURDIR)/target/release/casebook-sandbox \
 		cargo test $(CARGO_SCOPE) --test bench_cite -- --ignored --nocapture bench_cite_
 	CASEBOOK_BENCH_APP=$(CURDIR)/target/release/casebook-app CASEBOOK_BENCH_BARE=$(CURDIR)/target/release/examples/bare \
 		scripts/with-keyring.sh cargo test $(CARGO_SCOPE) --test e2e -- --ignored --nocapture bench::

@@ -6,8 +6,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target="${CARGO_TARGET_DIR:-target}"
-for b in casebook-app casebook; do
-  [ -x "$target/release/$b" ] || { echo "package: $target/release/$b is missing; run make release" >&2; exit 2; }
+for b in release/casebook-app cli/casebook; do
+  [ -x "$target/$b" ] || { echo "package: $target/$b is missing; run make release" >&2; exit 2; }
 done
 rm -f "$target"/release/bundle/deb/*.deb
 (cd src-tauri && npx --yes @tauri-apps/cli@~2.12.5 bundle --bundles deb)

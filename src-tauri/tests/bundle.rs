@@ -63,9 +63,9 @@ fn the_bundle_is_a_deb_with_the_app_the_cli_and_icons_at_every_size() {
     for lib in ["libwebkit2gtk-4.1-0", "libgtk-3-0"] {
         assert!(!depends.contains(&lib), "{lib} is the bundler's");
     }
-    // The CLI goes on PATH as `casebook`, from the release build `make package` makes.
+    // The CLI goes on PATH as `casebook`, from its own profile's build (`make release`).
     let cli = deb["files"]["/usr/bin/casebook"].as_str().unwrap();
-    assert_eq!(cli, "../target/release/casebook");
+    assert_eq!(cli, "../target/cli/casebook");
     let cli_manifest = std::fs::read_to_string(here().join("cli/Cargo.toml")).unwrap();
     assert!(cli_manifest.contains("[[bin]]\nname = \"casebook\""));
     for (dest, src) in deb["files"].as_object().unwrap() {
