@@ -26,7 +26,7 @@ pub fn progress(what: String) -> impl Fn(Progress) + Send + Sync {
                 attempt,
                 of,
             } => {
-                format!("{what}: rate limited; retry {attempt} of {of} in {seconds} s…")
+                format!("{what}: the service is busy; retry {attempt} of {of} in {seconds} s…")
             }
             Progress::Receiving => format!("{what}: receiving…"),
         };

@@ -6,7 +6,7 @@
 //! reads the answer tolerantly: plausible fields for the account, its usage counters
 //! and its keys when present, and always the whole answer, readable.
 
-use crate::connection::{Connection, network_error};
+use crate::connection::Connection;
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::{
     MAX_JSON_ANSWER_BYTES, REQUEST_TIMEOUT, RetryPolicy, error_from, read_limited, with_retries,
@@ -153,12 +153,12 @@ pub enum Me {
 /// `GET /citations/api/me` with `cookie`: the one request the session is sent with.
 pub async fn fetch(conn: &Connection, cookie: &SessionCookie) -> Result<Me> {
     let what = "The account endpoint";
-    let resp = with_retries(RetryPolicy::default(), what, &|_| {}, || {
+    let resp = with_retries(RetryPolicy::default(), true, what, &|_| {}, || {
         let req = conn
             .with_session("/citations/api/me", cookie)
             .header(reqwest::header::ACCEPT, "application/json")
             .timeout(REQUEST_TIMEOUT);
-        async move { req.send().await.map_err(network_error) }
+        req.send()
     })
     .await
     .map_err(|e| cookie.scrub(e))?;

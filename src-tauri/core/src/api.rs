@@ -1,7 +1,7 @@
 //! What both service clients share: a connection, a key, and a JSON POST with 429
 //! retries and typed errors. The key is redacted in `Debug`.
 
-use crate::connection::{Connection, network_error};
+use crate::connection::Connection;
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::{
     DOCUMENT_REQUEST_TIMEOUT, MAX_DOCUMENT_ANSWER_BYTES, MAX_JSON_ANSWER_BYTES, Progress,
@@ -14,6 +14,8 @@ use std::time::Duration;
 pub(crate) struct Limits {
     pub max_answer_bytes: u64,
     pub timeout: Duration,
+    /// Sending it again changes nothing on the service, so a dropped connection is retried.
+    pub resendable: bool,
 }
 
 impl Limits {
@@ -21,11 +23,14 @@ impl Limits {
     pub const DOCUMENT: Limits = Limits {
         max_answer_bytes: MAX_DOCUMENT_ANSWER_BYTES,
         timeout: DOCUMENT_REQUEST_TIMEOUT,
+        resendable: true,
     };
     /// Starting a mission, cancelling: small JSON both ways.
     pub const JSON: Limits = Limits {
         max_answer_bytes: MAX_JSON_ANSWER_BYTES,
         timeout: REQUEST_TIMEOUT,
+        // Starting a mission twice would start two.
+        resendable: false,
     };
 }
 use crate::keys::ApiKey;
@@ -110,7 +115,7 @@ impl ApiClient {
         progress: &(dyn Fn(Progress) + Send + Sync),
         limits: Limits,
     ) -> Result<reqwest::Response> {
-        let resp = with_retries(self.retry, what, progress, || {
+        let resp = with_retries(self.retry, limits.resendable, what, progress, || {
             progress(Progress::Sending {
                 bytes: payload.len(),
             });
@@ -128,7 +133,7 @@ impl ApiClient {
                     .header(reqwest::header::CONTENT_LENGTH, d.content_length())
                     .body(d.body()),
             };
-            async move { req.send().await.map_err(network_error) }
+            req.send()
         })
         .await
         .map_err(|e| match payload {

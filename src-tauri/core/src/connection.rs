@@ -204,10 +204,29 @@ pub(crate) fn network_error(err: reqwest::Error) -> Error {
         detail = format!("{detail}: {s}");
         source = s.source();
     }
-    Error::new(
-        ErrorCode::Network,
-        format!("Cannot reach the service ({detail})."),
-    )
+    let said = if closed_under_us(&err) {
+        "The service closed the connection before answering"
+    } else {
+        "Cannot reach the service"
+    };
+    Error::new(ErrorCode::Network, format!("{said} ({detail})."))
+}
+
+/// True when the service hung up on a request it had accepted the connection for:
+/// reset, or gone while the body was still being written. A service that turns a
+/// request away from its headers alone (401, 429) may do that instead of reading on.
+pub(crate) fn closed_under_us(err: &reqwest::Error) -> bool {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>()
+            && matches!(io.kind(), BrokenPipe | ConnectionReset | ConnectionAborted)
+        {
+            return true;
+        }
+        source = s.source();
+    }
+    false
 }
 
 #[cfg(test)]

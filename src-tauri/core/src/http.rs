@@ -3,6 +3,7 @@
 //! A real server may word its errors any way the contract allows, so the status
 //! decides the code and the body only supplies the words.
 
+use crate::connection::network_error;
 use crate::error::{Error, ErrorCode, Result};
 use std::time::{Duration, SystemTime};
 
@@ -99,7 +100,8 @@ impl Default for RetryPolicy {
 pub enum Progress {
     /// The request is being sent (`bytes` in its body).
     Sending { bytes: u64 },
-    /// Rate limited: retrying in `seconds` (counted down once a second), attempt `attempt` of `of`.
+    /// Refused for now (a 429, or the connection closed under a resendable request):
+    /// retrying in `seconds` (counted down once a second), attempt `attempt` of `of`.
     RateLimited { seconds: u64, attempt: u32, of: u32 },
     /// The answer is arriving.
     Receiving,
@@ -207,34 +209,48 @@ fn excerpt(s: &str) -> String {
 
 /// Sends with `send` until it is not a 429, waiting out `Retry-After` and counting
 /// down through `progress`, at most `policy.max_retries` times.
+///
+/// A `resendable` request (one that changes nothing on the service, so sending it twice
+/// is harmless) is also sent again when the service closed the connection under it.
+/// Servers may answer from the headers alone (a 429 or a 401) and close without reading
+/// the body, and the close can reach us before the answer does: then there is no
+/// `Retry-After`, so the waits double from one second.
 pub(crate) async fn with_retries<F, Fut>(
     policy: RetryPolicy,
+    resendable: bool,
     what: &str,
     progress: &(dyn Fn(Progress) + Send + Sync),
     mut send: F,
 ) -> Result<reqwest::Response>
 where
     F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<reqwest::Response>>,
+    Fut: std::future::Future<Output = reqwest::Result<reqwest::Response>>,
 {
     let mut attempt = 0;
     loop {
-        let resp = send().await?;
-        if resp.status().as_u16() != 429 {
-            return Ok(resp);
-        }
-        let wait = retry_after(&resp);
-        if attempt >= policy.max_retries || wait > policy.max_wait {
-            let mut err = error_from(resp, what).await;
-            err.message = format!(
-                "{} Gave up after {} attempt{}.",
-                err.message,
-                attempt + 1,
-                if attempt == 0 { "" } else { "s" }
-            );
-            return Err(err);
-        }
-        drop(resp);
+        let wait = match send().await {
+            Ok(resp) if resp.status().as_u16() != 429 => return Ok(resp),
+            Ok(resp) => {
+                let wait = retry_after(&resp);
+                if attempt >= policy.max_retries || wait > policy.max_wait {
+                    let mut err = error_from(resp, what).await;
+                    err.message = format!("{} {}", err.message, gave_up(attempt));
+                    return Err(err);
+                }
+                wait
+            }
+            Err(e) if resendable && crate::connection::closed_under_us(&e) => {
+                if attempt >= policy.max_retries {
+                    let mut err = network_error(e);
+                    if attempt > 0 {
+                        err.message = format!("{} {}", err.message, gave_up(attempt));
+                    }
+                    return Err(err);
+                }
+                Duration::from_secs(1 << attempt.min(6))
+            }
+            Err(e) => return Err(network_error(e)),
+        };
         attempt += 1;
         let mut left = wait;
         while !left.is_zero() {
@@ -248,6 +264,14 @@ where
             left -= step;
         }
     }
+}
+
+fn gave_up(attempt: u32) -> String {
+    format!(
+        "Gave up after {} attempt{}.",
+        attempt + 1,
+        if attempt == 0 { "" } else { "s" }
+    )
 }
 
 #[cfg(test)]

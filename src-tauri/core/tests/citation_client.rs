@@ -1,7 +1,9 @@
 //! The citation client against the real sandbox over loopback HTTP, with faults.
 
 use casebook_core::ErrorCode;
-use casebook_core::citations::{CitationClient, CiteOptions, Input, Mode, OutputKind, no_progress};
+use casebook_core::citations::{
+    CitationClient, CiteOptions, Input, Mode, OutputKind, Upload, no_progress,
+};
 use casebook_core::connection::Connection;
 use casebook_core::documents::{self, DocKind};
 use casebook_core::http::{Progress, RetryPolicy};
@@ -251,4 +253,122 @@ async fn no_key_follows_a_redirect_to_another_origin() {
         "the key reached another origin: {:?}",
         seen.lock().unwrap()
     );
+}
+
+/// A real document with `extra` bytes of noise beside its parts, stored as they are:
+/// large enough that its body is still being written when a refusal comes back.
+fn padded_docx(extra: usize) -> Vec<u8> {
+    use std::io::Write;
+    let original = data("docx/headings-lorem-multirun.docx");
+    let mut from = zip::ZipArchive::new(std::io::Cursor::new(original)).unwrap();
+    let mut to = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    for i in 0..from.len() {
+        to.raw_copy_file(from.by_index_raw(i).unwrap()).unwrap();
+    }
+    let stored =
+        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
+    to.start_file("word/media/padding.bin", stored).unwrap();
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let noise: Vec<u8> = (0..extra)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u8
+        })
+        .collect();
+    to.write_all(&noise).unwrap();
+    to.finish().unwrap().into_inner()
+}
+
+/// A large cite turned away with 429s, by a service that answers from the headers
+/// and closes under the body still arriving (the close may beat the answer: see
+/// `hang_ups.rs` for that made certain) and by one that reads the body first. Either
+/// way the cite goes through, in memory and streamed from its file.
+#[tokio::test]
+async fn a_refusal_before_the_body_is_read_is_waited_out() {
+    let (s, client) = setup().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("large.docx");
+    std::fs::write(&path, padded_docx(8 << 20)).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let options = CiteOptions::default();
+    for read_refused in [false, true] {
+        for streamed in [false, true] {
+            s.faults().set_read_refused(read_refused);
+            s.faults().set_429_storm(2, 1);
+            let seen = Arc::new(Mutex::new(Vec::new()));
+            let log = seen.clone();
+            let progress = move |p: Progress| log.lock().unwrap().push(p);
+            let kind = if streamed {
+                let doc = documents::open_file(&path).unwrap();
+                let out = tempfile::tempfile().unwrap();
+                client
+                    .cite_into(Upload::Document(&doc), &options, &progress, out)
+                    .await
+                    .map(|c| c.kind)
+            } else {
+                client
+                    .cite(&Input::document(&bytes).unwrap(), &options, &progress)
+                    .await
+                    .map(|c| c.kind)
+            };
+            let case = format!("read_refused {read_refused}, streamed {streamed}");
+            assert_eq!(kind.expect(&case), OutputKind::Docx, "{case}");
+            let attempts: Vec<u32> = seen
+                .lock()
+                .unwrap()
+                .iter()
+                .filter_map(|p| match p {
+                    Progress::RateLimited {
+                        seconds, attempt, ..
+                    } => {
+                        // Read to its end, the 429 itself arrives: its Retry-After is kept.
+                        assert!(!read_refused || *seconds == 1, "{case}: {p:?}");
+                        Some(*attempt)
+                    }
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(attempts.first(), Some(&1), "{case}: {attempts:?}");
+            assert_eq!(attempts.last(), Some(&2), "{case}: {attempts:?}");
+        }
+    }
+}
+
+/// Turned away for good (a wrong key) with the connection closed under the body, the
+/// cite ends with the service's answer or with what happened to the connection.
+#[tokio::test]
+async fn a_wrong_key_on_a_large_document_is_not_sent_forever() {
+    let s = start(SandboxConfig::default()).await.unwrap();
+    let client = CitationClient::new(
+        Connection::new(s.base_url()).unwrap(),
+        ApiKey::parse("cbk_wrong_0123456789abcdef").unwrap(),
+    )
+    .with_retry(RetryPolicy {
+        max_retries: 1,
+        max_wait: Duration::from_secs(5),
+    });
+    let doc = padded_docx(8 << 20);
+    let input = Input::document(&doc).unwrap();
+    let err = client
+        .cite(&input, &CiteOptions::default(), &no_progress)
+        .await
+        .unwrap_err();
+    match err.code() {
+        ErrorCode::Unauthorized => {}
+        ErrorCode::Network => assert!(
+            err.message()
+                .starts_with("The service closed the connection before answering")
+                && err.message().ends_with("Gave up after 2 attempts."),
+            "{err}"
+        ),
+        other => panic!("{other}: {err}"),
+    }
+    s.faults().set_read_refused(true);
+    let err = client
+        .cite(&input, &CiteOptions::default(), &no_progress)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Unauthorized, "{err}");
 }

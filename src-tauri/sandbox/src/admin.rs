@@ -30,7 +30,9 @@
 //! - `parseShape`: `"default"`, `"alternate"` or `"text"`;
 //! - `successStatus`: 200, 201 or 202 for successful parse, cite and session-create
 //!   answers (0: each endpoint's own);
-//! - `htmlErrors`: `true` for HTML bodies on 413 and 429 answers.
+//! - `htmlErrors`: `true` for HTML bodies on 413 and 429 answers;
+//! - `readRefused`: `true` to read a turned-away cite or parse (401, 429) to its end
+//!   before answering, instead of answering from the headers and closing.
 
 use crate::auth::{bearer, error, error_with};
 use crate::{EventIds, Failure, ParseShape, Shared};
@@ -70,6 +72,7 @@ struct FaultRequest {
     parse_shape: Option<String>,
     success_status: Option<u16>,
     html_errors: Option<bool>,
+    read_refused: Option<bool>,
     cut_random: Option<CutRandom>,
 }
 
@@ -203,6 +206,9 @@ async fn set_faults(
     }
     if let Some(on) = req.html_errors {
         f.set_html_errors(on);
+    }
+    if let Some(on) = req.read_refused {
+        f.set_read_refused(on);
     }
     if let Some(ms) = req.latency_ms {
         f.set_latency(Duration::from_millis(ms));

@@ -262,7 +262,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 async fn parse(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
     if let Err(resp) = admit(&shared, &headers) {
-        return resp;
+        return shared.faults.refuse(body, resp).await;
     }
     let result = async {
         let raw = read_limited(&headers, body).await?;
@@ -341,7 +341,7 @@ fn parse_answer(shared: &Shared, parsed: &Parsed) -> Response {
 
 async fn cite(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
     if let Err(resp) = admit(&shared, &headers) {
-        return resp;
+        return shared.faults.refuse(body, resp).await;
     }
     let result = async {
         let raw = read_limited(&headers, body).await?;

@@ -20,7 +20,11 @@
 //!   shape, or as `text/plain`;
 //! - [`Faults::set_success_status`]: 200, 201 or 202 for every successful parse, cite
 //!   and session create;
-//! - [`Faults::set_html_errors`]: 413 and 429 answers with an HTML page, not JSON.
+//! - [`Faults::set_html_errors`]: 413 and 429 answers with an HTML page, not JSON;
+//! - [`Faults::set_read_refused`]: a cite or parse turned away from its headers (401,
+//!   429) has its body read to the end before the answer goes out. Off, the sandbox
+//!   answers at once and the connection closes under a body still being sent, so the
+//!   client may see the close before (or instead of) the answer.
 //!
 //! [`Faults::set_cut_random`] is a fault for soak tests: stream connections cut at
 //! random points, between events, inside one, or inside a UTF-8 sequence.
@@ -185,6 +189,7 @@ struct State_ {
     parse_shape: Mutex<ParseShape>,
     success_status: AtomicU64,
     html_errors: AtomicBool,
+    read_refused: AtomicBool,
     cut_remaining: AtomicU64,
     cut_rng: Mutex<crate::rng::Rng>,
     cuts_made: AtomicU64,
@@ -367,6 +372,27 @@ impl Faults {
         self.0.html_errors.load(Ordering::SeqCst)
     }
 
+    /// Requests turned away from their headers are read to the end before the answer.
+    pub fn set_read_refused(&self, on: bool) {
+        self.0.read_refused.store(on, Ordering::SeqCst);
+    }
+
+    /// Sends `answer` to a request turned away, after reading `body` if
+    /// [`Self::set_read_refused`] is on (at most a little over the 12 MB limit).
+    pub async fn refuse(&self, body: Body, answer: Response) -> Response {
+        if self.0.read_refused.load(Ordering::SeqCst) {
+            let mut left: usize = 13 * 1024 * 1024;
+            let mut chunks = body.into_data_stream();
+            while let Some(Ok(chunk)) = chunks.next().await {
+                left = left.saturating_sub(chunk.len());
+                if left == 0 {
+                    break;
+                }
+            }
+        }
+        answer
+    }
+
     /// The next `count` stream connections are each cut at a random point drawn from
     /// `seed`: after 0 to 7 whole events, then between two events, inside the next one,
     /// or inside one of its multi-byte UTF-8 characters (0: off). A connection that
@@ -420,6 +446,7 @@ impl Faults {
         self.set_parse_shape(ParseShape::Default);
         self.set_success_status(None);
         self.set_html_errors(false);
+        self.set_read_refused(false);
         self.set_cut_random(0, 0);
     }
 
@@ -514,7 +541,9 @@ async fn apply_inner(faults: &Faults, req: Request, next: Next) -> Response {
         .is_ok();
     if storm {
         let secs = faults.0.storm_retry_after.load(Ordering::SeqCst);
-        return crate::auth::rate_limited(secs);
+        return faults
+            .refuse(req.into_body(), crate::auth::rate_limited(secs))
+            .await;
     }
     let fail = {
         let mut slot = faults.0.fail.lock().unwrap();

@@ -1,0 +1,159 @@
+//! A service that hangs up on requests: its connection reset once the request's
+//! headers are in, with no answer. Between the client and the real sandbox sits a
+//! loopback front that does that to the first few connections and passes the rest
+//! through, so the close always comes before any answer.
+
+use casebook_core::ErrorCode;
+use casebook_core::citations::{CitationClient, CiteOptions, Input, OutputKind, no_progress};
+use casebook_core::connection::Connection;
+use casebook_core::http::{Progress, RetryPolicy};
+use casebook_core::keys::ApiKey;
+use casebook_core::missions::{InvestigationClient, MissionSpec};
+use casebook_sandbox::{RunningSandbox, SandboxConfig, start};
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::AsyncReadExt;
+use tokio::net::{TcpListener, TcpStream};
+
+struct Front {
+    url: String,
+    /// Connections accepted so far, hung up on or not.
+    connections: Arc<AtomicUsize>,
+}
+
+/// Resets the first `hang_ups` connections as soon as their request headers are read;
+/// later ones are piped to `to` untouched.
+async fn front(to: SocketAddr, hang_ups: usize) -> Front {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let connections = Arc::new(AtomicUsize::new(0));
+    let count = connections.clone();
+    tokio::spawn(async move {
+        while let Ok((mut client, _)) = listener.accept().await {
+            let n = count.fetch_add(1, Ordering::SeqCst);
+            tokio::spawn(async move {
+                if n < hang_ups {
+                    let mut seen = Vec::new();
+                    let mut buf = [0u8; 4096];
+                    while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match client.read(&mut buf).await {
+                            Ok(0) | Err(_) => return,
+                            Ok(k) => seen.extend_from_slice(&buf[..k]),
+                        }
+                    }
+                    // A reset, not a polite close: what a server gone mid-request leaves.
+                    let _ = client.set_zero_linger();
+                    return;
+                }
+                if let Ok(mut service) = TcpStream::connect(to).await {
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut service).await;
+                }
+            });
+        }
+    });
+    Front { url, connections }
+}
+
+fn sandbox_addr(s: &RunningSandbox) -> SocketAddr {
+    s.base_url()
+        .trim_start_matches("http://")
+        .trim_end_matches('/')
+        .parse()
+        .unwrap()
+}
+
+fn document() -> Vec<u8> {
+    std::fs::read(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data/docx/headings-lorem-multirun.docx"),
+    )
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_cite_hung_up_on_is_sent_again_after_a_countdown() {
+    let s = start(SandboxConfig::default()).await.unwrap();
+    let front = front(sandbox_addr(&s), 2).await;
+    let client = CitationClient::new(
+        Connection::new(&front.url).unwrap(),
+        ApiKey::parse(s.key()).unwrap(),
+    );
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let progress = move |p: Progress| log.lock().unwrap().push(p);
+    let doc = document();
+    let cited = client
+        .cite(
+            &Input::document(&doc).unwrap(),
+            &CiteOptions::default(),
+            &progress,
+        )
+        .await
+        .unwrap();
+    assert_eq!(cited.kind, OutputKind::Docx);
+    let waits: Vec<(u64, u32)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|p| match p {
+            Progress::RateLimited {
+                seconds, attempt, ..
+            } => Some((*seconds, *attempt)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        waits,
+        vec![(1, 1), (2, 2), (1, 2)],
+        "1 s, then 2 s counted down"
+    );
+    assert_eq!(front.connections.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test]
+async fn a_parse_hung_up_on_every_time_says_so_after_its_retries() {
+    let s = start(SandboxConfig::default()).await.unwrap();
+    let front = front(sandbox_addr(&s), usize::MAX).await;
+    let client = CitationClient::new(
+        Connection::new(&front.url).unwrap(),
+        ApiKey::parse(s.key()).unwrap(),
+    )
+    .with_retry(RetryPolicy {
+        max_retries: 1,
+        max_wait: Duration::from_secs(5),
+    });
+    let err = client
+        .parse(&Input::essay("Some text.").unwrap(), &no_progress)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Network, "{err}");
+    assert!(
+        err.message()
+            .starts_with("The service closed the connection before answering")
+            && err.message().ends_with("Gave up after 2 attempts."),
+        "{err}"
+    );
+    assert_eq!(front.connections.load(Ordering::SeqCst), 2);
+}
+
+/// Starting a mission twice would start two: a hang-up is reported, never resent.
+#[tokio::test]
+async fn a_mission_start_hung_up_on_is_not_sent_again() {
+    let s = start(SandboxConfig::default()).await.unwrap();
+    let front = front(sandbox_addr(&s), 1).await;
+    let client = InvestigationClient::new(
+        Connection::new(&front.url).unwrap(),
+        ApiKey::parse(s.key()).unwrap(),
+    );
+    let spec = MissionSpec::new("How does urban heat exposure affect admissions?", 2500);
+    let err = client.create_session(&spec).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Network, "{err}");
+    assert!(
+        err.message()
+            .starts_with("The service closed the connection before answering"),
+        "{err}"
+    );
+    assert_eq!(front.connections.load(Ordering::SeqCst), 1);
+}
