@@ -16,7 +16,6 @@ use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::SandboxOptions;
 use std::sync::Arc;
 use tauri::Manager;
-use tauri_plugin_window_state::{AppHandleExt, StateFlags};
 
 /// Registers every command, generic over the runtime so tests can drive the same
 /// wiring on `tauri::test::MockRuntime` without a display. The caller manages an
@@ -102,44 +101,38 @@ pub fn run() {
 
     let mut builder = tauri::Builder::default();
     let data_dir = casebook_core::backend::data_dir();
-    let keeps_state = data_dir.is_ok();
-    if let Ok(dir) = data_dir {
-        let id = casebook_core::launch::instance_id(casebook_core::backend::APP_IDENTIFIER, &dir);
-        let state = dir.join("window-state.json").to_string_lossy().into_owned();
-        builder = builder
-            .plugin(
-                tauri_plugin_single_instance::Builder::new()
-                    .dbus_id(id)
-                    .callback(|app, argv, cwd| windows::open_documents(app, &argv, &cwd))
-                    .build(),
-            )
-            .plugin(
-                tauri_plugin_window_state::Builder::new()
-                    .with_filename(state)
-                    .with_filter(|label| label == "main")
-                    .build(),
-            );
+    if let Ok(dir) = &data_dir {
+        let id = casebook_core::launch::instance_id(casebook_core::backend::APP_IDENTIFIER, dir);
+        builder = builder.plugin(
+            tauri_plugin_single_instance::Builder::new()
+                .dbus_id(id)
+                .callback(|app, argv, cwd| windows::open_documents(app, &argv, &cwd))
+                .build(),
+        );
     }
     setup(builder)
         .setup(move |app| {
+            // Made here, not from the configuration, so it is born at its kept place;
+            // before core starts, so its web process starts alongside.
+            let place = data_dir.as_ref().ok().map(|d| d.join("window-state.json"));
+            for config in app
+                .config()
+                .app
+                .windows
+                .iter()
+                .filter(|w| w.label == "main")
+            {
+                windows::open_main(app.handle(), config, place.clone())?;
+            }
             let argv: Vec<String> = std::env::args().collect();
             casebook_core::launch::receive(&argv, &std::env::current_dir().unwrap_or_default());
-            let handle = app.handle().clone();
+            let (handle, dir) = (app.handle().clone(), data_dir.clone());
             let core = tauri::async_runtime::block_on(async move {
-                let core = start_core(&handle, casebook_core::backend::data_dir()?).await?;
+                let core = start_core(&handle, dir?).await?;
                 core.ready().await;
                 Ok::<_, Error>(core)
             })?;
             app.manage(core);
-            if let Some(main) = app.get_webview_window("main").filter(|_| keeps_state) {
-                let handle = app.handle().clone();
-                // Kept as it changes, not only at a clean exit: a crash keeps it too.
-                main.on_window_event(move |e| {
-                    if let tauri::WindowEvent::Moved(_) | tauri::WindowEvent::Resized(_) = e {
-                        let _ = handle.save_window_state(StateFlags::all());
-                    }
-                });
-            }
             Ok(())
         })
         .run(tauri::generate_context!())

@@ -20,6 +20,57 @@ pub fn open_documents<R: Runtime>(app: &AppHandle<R>, argv: &[String], cwd: &str
     let _ = app.emit_to("main", "open-documents", ());
 }
 
+/// Builds the main window from its `config`, where it was last when `file` keeps a
+/// place still on a screen (born there: no jump from the default), and keeps its place
+/// in `file` as it changes, not only at a clean exit: a crash keeps it too.
+pub fn open_main<R: Runtime>(
+    app: &AppHandle<R>,
+    config: &tauri::utils::config::WindowConfig,
+    file: Option<std::path::PathBuf>,
+) -> tauri::Result<()> {
+    use casebook_core::window_place::{self, PlaceKeeper, WindowPlace};
+    let kept = file.as_deref().and_then(window_place::load);
+    let mut builder = WebviewWindowBuilder::from_config(app, config)?;
+    if let Some(p) = kept {
+        let monitors = app.available_monitors().unwrap_or_default();
+        let screens: Vec<_> = monitors
+            .iter()
+            .map(|m| (m.position(), m.size()))
+            .map(|(at, size)| (at.x, at.y, size.width, size.height))
+            .collect();
+        // The builder takes logical pixels; the place is kept in physical ones.
+        let on = p.screen(&screens).map(|i| monitors[i].scale_factor());
+        let scale = on.unwrap_or(1.0);
+        builder = builder
+            .inner_size(f64::from(p.width) / scale, f64::from(p.height) / scale)
+            .maximized(p.maximized);
+        if on.is_some() {
+            builder = builder.position(f64::from(p.x) / scale, f64::from(p.y) / scale);
+        }
+    }
+    let main = builder.build()?;
+    let Some(file) = file else { return Ok(()) };
+    let keeper = PlaceKeeper::new(file, kept);
+    let w = main.clone();
+    main.on_window_event(move |e| {
+        if let tauri::WindowEvent::Moved(_) | tauri::WindowEvent::Resized(_) = e
+            && let (Ok(at), Ok(size)) = (w.outer_position(), w.inner_size())
+        {
+            let (x, y, width, height) = (at.x, at.y, size.width, size.height);
+            let maximized = w.is_maximized().unwrap_or(false);
+            let place = WindowPlace {
+                x,
+                y,
+                width,
+                height,
+                maximized,
+            };
+            keeper.changed(place, w.is_minimized().unwrap_or(false));
+        }
+    });
+    Ok(())
+}
+
 /// The window label for a session: labels allow fewer characters than session ids.
 pub fn window_label(session_id: &str) -> String {
     let safe: String = session_id

@@ -213,7 +213,8 @@ async fn the_window_remembers_its_size_and_place() {
     app.close().await;
     let again = App::launch(options()).await;
     let (x2, y2, w2, h2) = again.client.get_window_rect().await.unwrap();
-    assert_eq!((w2, h2), (w, h), "the size it was closed at");
+    let kept = std::fs::read_to_string(&state).unwrap_or_default();
+    assert_eq!((w2, h2), (w, h), "the size it was closed at; kept: {kept}");
     assert_eq!((x2, y2), (x, y), "the place it was closed at");
     again.close().await;
 }

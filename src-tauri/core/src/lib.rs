@@ -29,5 +29,6 @@ pub mod stream;
 pub mod summary;
 pub mod transcript;
 pub mod transfer;
+pub mod window_place;
 
 pub use error::{Error, ErrorCode, Result};
