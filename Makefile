@@ -64,8 +64,8 @@ harden: deps-test build
 	scripts/harden.sh
 
 # Speed and memory figures, each beside a reference measured in the same run; not part
-# of `make test`. Criterion for the SSE decoder and the cite body; the release
-# `casebook cite` of a 9 MB document against curl (src-tauri/cli/tests/bench_cite.rs);
+# of `make test`. Criterion for the SSE decoder and the cite body; `casebook cite` as
+# users get it (target/cli/) on a 9 MB document against curl (cli/tests/bench_cite.rs);
 # then the real window against a bare Tauri window, at 200 events a second and over
 # 50,000 events (tests/e2e/bench.rs).
 bench: build release
