@@ -5,8 +5,12 @@ use crate::citations::CiteOptions;
 use crate::renderer::Renderer;
 use crate::{Error, save};
 use serde::{Deserialize, Serialize};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use ts_rs::TS;
+
+/// A settings file is a few hundred bytes; one far larger was not written by Casebook.
+const MAX_FILE_BYTES: u64 = 64 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase", default)]
@@ -38,23 +42,64 @@ impl Settings {
         data_dir.join("settings.json")
     }
 
-    /// The saved settings; defaults when there are none. A damaged file is set
-    /// aside (not deleted) so nothing the user had is lost.
+    /// The saved settings; defaults when there are none. A damaged or oversized file
+    /// is set aside (not deleted) so nothing the user had is lost.
     pub fn load(data_dir: &Path) -> Self {
         let path = Self::path(data_dir);
-        match std::fs::read(&path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).unwrap_or_else(|e| {
-                tracing::warn!("settings.json is not readable ({e}); starting from defaults");
-                let _ = std::fs::rename(&path, path.with_extension("json.damaged"));
-                Self::default()
-            }),
-            Err(_) => Self::default(),
+        let mut bytes = Vec::new();
+        let read = std::fs::File::open(&path)
+            .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes));
+        if read.is_err() {
+            return Self::default();
         }
+        let settings = if bytes.len() as u64 > MAX_FILE_BYTES {
+            Err(format!("larger than {} KB", MAX_FILE_BYTES / 1024))
+        } else {
+            serde_json::from_slice(&bytes).map_err(|e| e.to_string())
+        };
+        settings.unwrap_or_else(|why| {
+            tracing::warn!("settings.json is not readable ({why}); starting from defaults");
+            let _ = std::fs::rename(&path, path.with_extension("json.damaged"));
+            Self::default()
+        })
     }
 
     pub fn save(&self, data_dir: &Path) -> Result<(), Error> {
         let bytes =
             serde_json::to_vec_pretty(self).map_err(|e| Error::invalid_input(e.to_string()))?;
         save::write_atomic(&Self::path(data_dir), &bytes, true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_damaged_or_oversized_file_is_set_aside_and_defaults_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = Settings::path(dir.path());
+        let chosen = Settings {
+            sandbox: false,
+            ..Settings::default()
+        };
+        chosen.save(dir.path()).unwrap();
+        assert_eq!(Settings::load(dir.path()), chosen);
+        let huge = format!(
+            "{{\"sandbox\": false, \"pad\": \"{}\"}}",
+            "x".repeat(70_000)
+        );
+        for bad in ["{\"sandbox\": fals".to_owned(), huge] {
+            std::fs::write(&path, &bad).unwrap();
+            assert_eq!(Settings::load(dir.path()), Settings::default());
+            assert!(!path.exists());
+            let aside = std::fs::read_to_string(path.with_extension("json.damaged")).unwrap();
+            assert_eq!(aside, bad, "set aside whole");
+        }
+        assert_eq!(
+            Settings::load(dir.path()),
+            Settings::default(),
+            "none at all"
+        );
     }
 }
