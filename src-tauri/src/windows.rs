@@ -28,24 +28,26 @@ pub fn open_main<R: Runtime>(
     config: &tauri::utils::config::WindowConfig,
     file: Option<std::path::PathBuf>,
 ) -> tauri::Result<()> {
-    use casebook_core::window_place::{self, PlaceKeeper, WindowPlace};
+    use casebook_core::window_place::{self, PlaceKeeper, Screen, WindowPlace};
     let kept = file.as_deref().and_then(window_place::load);
     let mut builder = WebviewWindowBuilder::from_config(app, config)?;
     if let Some(p) = kept {
-        let monitors = app.available_monitors().unwrap_or_default();
-        let screens: Vec<_> = monitors
-            .iter()
-            .map(|m| (m.position(), m.size()))
-            .map(|(at, size)| (at.x, at.y, size.width, size.height))
+        let screens: Vec<Screen> = (app.available_monitors().unwrap_or_default().iter())
+            .map(|m| (m.position(), m.size(), m.scale_factor()))
+            .map(|(at, size, scale)| Screen {
+                x: at.x,
+                y: at.y,
+                width: size.width,
+                height: size.height,
+                scale,
+            })
             .collect();
-        // The builder takes logical pixels; the place is kept in physical ones.
-        let on = p.screen(&screens).map(|i| monitors[i].scale_factor());
-        let scale = on.unwrap_or(1.0);
+        let open = p.opening(&screens);
         builder = builder
-            .inner_size(f64::from(p.width) / scale, f64::from(p.height) / scale)
-            .maximized(p.maximized);
-        if on.is_some() {
-            builder = builder.position(f64::from(p.x) / scale, f64::from(p.y) / scale);
+            .inner_size(open.size.0, open.size.1)
+            .maximized(open.maximized);
+        if let Some((x, y)) = open.position {
+            builder = builder.position(x, y);
         }
     }
     let main = builder.build()?;

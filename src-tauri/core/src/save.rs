@@ -10,6 +10,21 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+/// The whole of a small file Casebook keeps for itself (settings, the window's place),
+/// read within `max` bytes: a larger one fails as `InvalidData` without being read on.
+pub fn read_small(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    File::open(path)?.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {} KB", max / 1024),
+        ));
+    }
+    Ok(bytes)
+}
+
 /// `report.docx` → `report.cited.docx`, beside it (the CLI's default).
 pub fn cited_path(input: &Path) -> PathBuf {
     with_suffix(input, |stem, ext| format!("{stem}.cited{ext}"))

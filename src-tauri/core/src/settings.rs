@@ -5,7 +5,6 @@ use crate::citations::CiteOptions;
 use crate::renderer::Renderer;
 use crate::{Error, save};
 use serde::{Deserialize, Serialize};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use ts_rs::TS;
 
@@ -46,16 +45,10 @@ impl Settings {
     /// is set aside (not deleted) so nothing the user had is lost.
     pub fn load(data_dir: &Path) -> Self {
         let path = Self::path(data_dir);
-        let mut bytes = Vec::new();
-        let read = std::fs::File::open(&path)
-            .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes));
-        if read.is_err() {
-            return Self::default();
-        }
-        let settings = if bytes.len() as u64 > MAX_FILE_BYTES {
-            Err(format!("larger than {} KB", MAX_FILE_BYTES / 1024))
-        } else {
-            serde_json::from_slice(&bytes).map_err(|e| e.to_string())
+        let settings = match save::read_small(&path, MAX_FILE_BYTES) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|e| e.to_string()),
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(e.to_string()),
+            Err(_) => return Self::default(),
         };
         settings.unwrap_or_else(|why| {
             tracing::warn!("settings.json is not readable ({why}); starting from defaults");

@@ -8,7 +8,6 @@
 use crate::save;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -33,31 +32,57 @@ pub struct WindowPlace {
     pub maximized: bool,
 }
 
+/// A screen as the desktop reports it: place and size in physical pixels, and how many
+/// physical pixels make a logical one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Screen {
+    pub x: i32,
+    pub y: i32,
+    pub width: u32,
+    pub height: u32,
+    pub scale: f64,
+}
+
+/// How to open a window at a kept place, in the logical pixels window builders take.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Opening {
+    pub size: (f64, f64),
+    /// None when the place is on no screen: the desktop picks one.
+    pub position: Option<(f64, f64)>,
+    pub maximized: bool,
+}
+
 impl WindowPlace {
-    /// The first of `screens` (each `x, y, width, height`) that any of it lies on: a
-    /// place on a screen since unplugged is not restored, and the desktop picks one.
-    pub fn screen(&self, screens: &[(i32, i32, u32, u32)]) -> Option<usize> {
+    /// The first of `screens` that any of it lies on: a place on a screen since
+    /// unplugged is not restored, and the desktop picks one.
+    pub fn screen(&self, screens: &[Screen]) -> Option<usize> {
         let (left, top) = (i64::from(self.x), i64::from(self.y));
         let (right, bottom) = (left + i64::from(self.width), top + i64::from(self.height));
-        screens.iter().position(|&(x, y, w, h)| {
-            let (x, y) = (i64::from(x), i64::from(y));
-            left < x + i64::from(w) && x < right && top < y + i64::from(h) && y < bottom
+        screens.iter().position(|s| {
+            let (x, y) = (i64::from(s.x), i64::from(s.y));
+            left < x + i64::from(s.width)
+                && x < right
+                && top < y + i64::from(s.height)
+                && y < bottom
         })
+    }
+
+    /// Where and how large to open the window, at the scale of the screen it is on.
+    pub fn opening(&self, screens: &[Screen]) -> Opening {
+        let on = self.screen(screens).map(|i| screens[i].scale);
+        let logical = |v: f64| v / on.unwrap_or(1.0);
+        Opening {
+            size: (logical(self.width.into()), logical(self.height.into())),
+            position: on.map(|_| (logical(self.x.into()), logical(self.y.into()))),
+            maximized: self.maximized,
+        }
     }
 }
 
 /// The place kept in `file`, if there is a usable one. A missing, damaged or
 /// oversized file means none: the window opens at its default place.
 pub fn load(file: &Path) -> Option<WindowPlace> {
-    let mut bytes = Vec::new();
-    std::fs::File::open(file)
-        .ok()?
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return None;
-    }
+    let bytes = save::read_small(file, MAX_FILE_BYTES).ok()?;
     let mut all: BTreeMap<String, WindowPlace> = serde_json::from_slice(&bytes).ok()?;
     all.remove(MAIN).filter(|p| p.width > 0 && p.height > 0)
 }
@@ -158,7 +183,14 @@ mod tests {
 
     #[test]
     fn a_place_off_every_screen_is_not_on_one() {
-        let screens = [(0, 0, 1920, 1080), (1920, 0, 1280, 1024)];
+        let screen = |x, width, height| Screen {
+            x,
+            y: 0,
+            width,
+            height,
+            scale: 1.0,
+        };
+        let screens = [screen(0, 1920, 1080), screen(1920, 1280, 1024)];
         assert_eq!(place(100, 800, false).screen(&screens), Some(0));
         assert_eq!(place(3000, 800, false).screen(&screens), Some(1));
         assert_eq!(
@@ -177,6 +209,34 @@ mod tests {
             "left of both"
         );
         assert_eq!(place(100, 800, false).screen(&[]), None);
+    }
+
+    #[test]
+    fn a_place_opens_in_the_logical_pixels_of_its_screen() {
+        let hidpi = Screen {
+            x: 0,
+            y: 0,
+            width: 3840,
+            height: 2160,
+            scale: 2.0,
+        };
+        assert_eq!(
+            place(100, 800, true).opening(&[hidpi]),
+            Opening {
+                size: (400.0, 300.0),
+                position: Some((50.0, 20.0)),
+                maximized: true
+            }
+        );
+        assert_eq!(
+            place(5000, 800, false).opening(&[hidpi]),
+            Opening {
+                size: (800.0, 600.0),
+                position: None,
+                maximized: false
+            },
+            "off every screen: its size as kept, placed by the desktop"
+        );
     }
 
     #[test]

@@ -31,7 +31,7 @@ pub async fn read_limited(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, Re
         .and_then(|v| v.parse::<usize>().ok());
     let mut stream = body.into_data_stream();
     if declared.is_some_and(|n| n > MAX_BODY_BYTES) {
-        return Err(too_large(drain(&mut stream, 0).await));
+        return Err(after_draining(&mut stream, 0, too_large()).await);
     }
     let mut buf = Vec::with_capacity(declared.unwrap_or(0));
     while let Some(chunk) = stream.next().await {
@@ -45,15 +45,21 @@ pub async fn read_limited(headers: &HeaderMap, body: Body) -> Result<Vec<u8>, Re
         if buf.len() + chunk.len() > MAX_BODY_BYTES {
             let seen = buf.len() + chunk.len();
             drop(buf);
-            return Err(too_large(drain(&mut stream, seen).await));
+            return Err(after_draining(&mut stream, seen, too_large()).await);
         }
         buf.extend_from_slice(&chunk);
     }
     Ok(buf)
 }
 
-/// Reads and discards the rest of a body, within bounds; true when it reached the end.
-async fn drain(stream: &mut axum::body::BodyDataStream, already: usize) -> bool {
+/// `answer`, sent once the rest of the body (past the `already` bytes read) is read and
+/// thrown away, within bounds. When it could not be, the connection closes after it:
+/// what is left of the body cannot be told from a next request.
+pub async fn after_draining(
+    stream: &mut axum::body::BodyDataStream,
+    already: usize,
+    mut answer: Response,
+) -> Response {
     let mut total = already;
     let rest = async {
         while let Some(chunk) = stream.next().await {
@@ -65,23 +71,23 @@ async fn drain(stream: &mut axum::body::BodyDataStream, already: usize) -> bool 
         }
         true
     };
-    tokio::time::timeout(MAX_DRAIN_TIME, rest)
+    let drained = tokio::time::timeout(MAX_DRAIN_TIME, rest)
         .await
-        .unwrap_or(false)
+        .unwrap_or(false);
+    if !drained {
+        answer
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    answer
 }
 
-fn too_large(drained: bool) -> Response {
-    let mut resp = error(
+fn too_large() -> Response {
+    error(
         StatusCode::PAYLOAD_TOO_LARGE,
         "payload_too_large",
         "The request body is larger than 12 MB (12,000,000 bytes).",
-    );
-    if !drained {
-        // What is left of the body cannot be told from a next request.
-        resp.headers_mut()
-            .insert(header::CONNECTION, HeaderValue::from_static("close"));
-    }
-    resp
+    )
 }
 
 /// A JSON number that is a whole non-negative number, as `u64`. `5.0` counts: JSON

@@ -377,20 +377,13 @@ impl Faults {
         self.0.read_refused.store(on, Ordering::SeqCst);
     }
 
-    /// Sends `answer` to a request turned away, after reading `body` if
-    /// [`Self::set_read_refused`] is on (at most a little over the 12 MB limit).
+    /// Sends `answer` to a request turned away, after reading `body` to its end (within
+    /// the bounds a refused body is read in) if [`Self::set_read_refused`] is on.
     pub async fn refuse(&self, body: Body, answer: Response) -> Response {
-        if self.0.read_refused.load(Ordering::SeqCst) {
-            let mut left: usize = 13 * 1024 * 1024;
-            let mut chunks = body.into_data_stream();
-            while let Some(Ok(chunk)) = chunks.next().await {
-                left = left.saturating_sub(chunk.len());
-                if left == 0 {
-                    break;
-                }
-            }
+        if !self.0.read_refused.load(Ordering::SeqCst) {
+            return answer;
         }
-        answer
+        crate::body::after_draining(&mut body.into_data_stream(), 0, answer).await
     }
 
     /// The next `count` stream connections are each cut at a random point drawn from
