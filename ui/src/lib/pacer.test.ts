@@ -1,0 +1,61 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { Pacer } from "./pacer";
+
+describe("Pacer", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  function paced(gap: number) {
+    const draws: number[] = [];
+    const pacer = new Pacer(gap, () => draws.push(Date.now()), () => Date.now());
+    return { pacer, draws };
+  }
+
+  it("draws at once after a quiet spell", () => {
+    const { pacer, draws } = paced(25);
+    const t0 = Date.now();
+    pacer.request();
+    expect(draws).toEqual([t0]);
+    vi.advanceTimersByTime(100);
+    pacer.request();
+    expect(draws).toEqual([t0, t0 + 100]);
+  });
+
+  it("makes a burst of asks within the gap one draw, when the gap is over", () => {
+    const { pacer, draws } = paced(25);
+    const t0 = Date.now();
+    pacer.request();
+    for (let i = 0; i < 10; i++) {
+      vi.advanceTimersByTime(2);
+      pacer.request();
+    }
+    expect(draws).toEqual([t0]);
+    vi.advanceTimersByTime(5);
+    expect(draws).toEqual([t0, t0 + 25]);
+    vi.advanceTimersByTime(100);
+    expect(draws).toHaveLength(2);
+  });
+
+  it("never draws more often than the gap however fast asks come", () => {
+    const { pacer, draws } = paced(25);
+    for (let i = 0; i < 1000; i++) {
+      pacer.request();
+      vi.advanceTimersByTime(1);
+    }
+    vi.advanceTimersByTime(25);
+    const gaps = draws.slice(1).map((t, i) => t - draws[i]!);
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(25);
+    // Nothing asked for is left undrawn: the last ask (at 999 ms) was drawn.
+    expect(draws.at(-1)).toBeGreaterThanOrEqual(draws[0]! + 999);
+    expect(draws.length).toBeGreaterThanOrEqual(38);
+  });
+
+  it("drops a waiting draw when cancelled", () => {
+    const { pacer, draws } = paced(25);
+    pacer.request();
+    pacer.request();
+    pacer.cancel();
+    vi.advanceTimersByTime(100);
+    expect(draws).toHaveLength(1);
+  });
+});

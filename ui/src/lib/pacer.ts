@@ -1,0 +1,37 @@
+// Drawing at a bounded rate: asked for as often as data arrives, a draw happens at
+// once when the last one is at least `gap` ago, else once when the gap is over.
+// Timers, not animation frames: a hidden window gets no frames and must still catch up.
+
+export class Pacer {
+  private last = -Infinity;
+  private timer: ReturnType<typeof setTimeout> | null = null;
+
+  constructor(
+    private readonly gap: number,
+    private readonly draw: () => void,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
+
+  /** Asks for a draw; asks while one is waiting cost nothing. */
+  request(): void {
+    if (this.timer !== null) return;
+    const wait = this.last + this.gap - this.now();
+    if (wait <= 0) this.run();
+    else
+      this.timer = setTimeout(() => {
+        this.timer = null;
+        this.run();
+      }, wait);
+  }
+
+  /** Drops a waiting draw (the view is going away). */
+  cancel(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private run(): void {
+    this.last = this.now();
+    this.draw();
+  }
+}
