@@ -137,6 +137,19 @@ async fn window_numbers(app: &App, name: &str) -> Vec<f64> {
     xs
 }
 
+/// How many channel messages and draws the mission window has had.
+async fn tally(app: &App) -> (f64, f64) {
+    let v = app
+        .client
+        .execute("return window.__casebookTally;", vec![])
+        .await
+        .unwrap();
+    (
+        v["messages"].as_f64().unwrap_or(f64::NAN),
+        v["draws"].as_f64().unwrap_or(f64::NAN),
+    )
+}
+
 async fn status(app: &App) -> String {
     match app
         .client
@@ -337,9 +350,11 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
         .chain(children.iter().map(|c| c.0))
         .map(cpu_secs)
         .collect();
+    let tally_before = tally(&app).await;
     let t0 = Instant::now();
     let frames = frame_intervals(&app, 3000).await;
     let wall = t0.elapsed().as_secs_f64();
+    let tally_after = tally(&app).await;
     let cpu: Vec<(String, f64)> = std::iter::once((pid, "casebook-app".to_owned()))
         .chain(children.iter().cloned())
         .zip(cpu_before)
@@ -382,6 +397,11 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
         "  for comparison, a one-word repaint each frame when idle: p50 {:.1} ms, p95 {:.1} ms",
         percentile(&baseline, 0.5),
         percentile(&baseline, 0.95)
+    );
+    println!(
+        "  the window while streaming: {:.0} messages and {:.0} draws a second",
+        (tally_after.0 - tally_before.0) / wall,
+        (tally_after.1 - tally_before.1) / wall
     );
     for (name, pct) in &cpu {
         println!("  CPU while streaming, {name}: {pct:.0}% of a core");
