@@ -333,6 +333,51 @@ fn remote_app(service: &Service, data: &Path, env: &[(&str, &str)]) -> AppOption
     }
 }
 
+/// The web process's CPU while a mission streams at 200 events a second and the reader
+/// has scrolled back: nothing on screen moves, so only what changes should be painted.
+/// A run of its own: cards that scroll past unseen are not timed, and coming back to
+/// them would time them late.
+async fn reading_back_cpu(extra_env: &[(&str, &str)]) -> f64 {
+    let data = tempfile::tempdir().unwrap();
+    let service = service(3000, 5);
+    let app = App::launch(remote_app(&service, data.path(), extra_env)).await;
+    start(&app).await;
+    while count(&app).await < 300 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    app.client
+        .execute(
+            "document.querySelector('[data-testid=timeline]').scrollTop -= 3000;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    app.testid("jump-latest").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (_, children) = app_processes(data.path());
+    let web: Vec<u32> = children
+        .iter()
+        .filter(|(_, name)| name.starts_with("WebKitWebProces"))
+        .map(|(p, _)| *p)
+        .collect();
+    let before: Vec<f64> = web.iter().map(|p| cpu_secs(*p)).collect();
+    let t0 = Instant::now();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let wall = t0.elapsed().as_secs_f64();
+    let cpu = web
+        .iter()
+        .zip(before)
+        .map(|(p, b)| (cpu_secs(*p) - b) / wall * 100.0)
+        .fold(0.0, f64::max);
+    let streaming = status(&app).await == "running";
+    app.close().await;
+    assert!(
+        streaming,
+        "the mission ended before the reading was measured"
+    );
+    cpu
+}
+
 async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
     println!("mission latency, {label}:");
     let data = tempfile::tempdir().unwrap();
@@ -423,6 +468,10 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
     // Cards that scroll past between two frames are never on screen, so not timed.
     assert!(!lat.is_empty(), "no card was timed");
     app.close().await;
+    println!(
+        "  CPU while streaming with the reader scrolled back: web process {:.0}% of a core",
+        reading_back_cpu(extra_env).await
+    );
 }
 
 /// PSS of the program and of its web process (the largest WebKit child), in MB, after
