@@ -236,8 +236,6 @@ async fn a_mission_streams_in_its_window_cancels_and_exports() {
         status(&app).await == "cancelled"
     })
     .await;
-    let ids = held_ids(&app).await;
-    assert_no_repeats(&ids);
     until_for(5, "the last card to be session.waiting", || async {
         let cards = app.all_css("[data-testid=event-card]").await;
         match cards.last() {
@@ -248,6 +246,10 @@ async fn a_mission_streams_in_its_window_cancels_and_exports() {
         }
     })
     .await;
+    // Read once session.waiting is in: the status turns "cancelled" with turn.cancelled,
+    // one event earlier, and an export made later has both.
+    let ids = held_ids(&app).await;
+    assert_no_repeats(&ids);
     let cards = app.all_css("[data-testid=event-card]").await;
     let mut names = Vec::new();
     for c in &cards {
