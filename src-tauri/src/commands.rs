@@ -4,7 +4,7 @@
 use crate::{console, dialog, opener, windows};
 use casebook_core::Error;
 use casebook_core::account::AccountView;
-use casebook_core::app::{AppInfo, Casebook, EventPage, Health};
+use casebook_core::app::{AppInfo, Casebook, Health};
 use casebook_core::citations::{CiteOptions, Preview};
 use casebook_core::documents::DocumentInfo;
 use casebook_core::follower::MissionUpdate;
@@ -12,7 +12,7 @@ use casebook_core::jobs::{CiteOutcome, CiteProgress, CiteSource, SaveReport, Sav
 use casebook_core::keys::{KeyStatus, Service};
 use casebook_core::missions::{CancelAck, MissionSpec};
 use casebook_core::settings::Settings;
-use casebook_core::store::{EventFilter, KindCount, MissionRecord};
+use casebook_core::store::{EventFilter, EventPage, KindCount, MissionRecord};
 use casebook_core::transcript::ExportFormat;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -173,7 +173,7 @@ pub async fn mission_events(
     core: Core<'_>,
     session_id: String,
     filter: EventFilter,
-    offset: u64,
+    offset: Option<u64>,
     limit: u32,
 ) -> Result<EventPage, Error> {
     core.mission_events(&session_id, &filter, offset, limit)

@@ -535,5 +535,55 @@ async fn scrolling_a_long_mission_to_the_top_pages_its_first_events_from_sql() {
     })
     .await;
     assert!(held().await <= 1300, "the top's pages were let go again");
+
+    // Searching while the timeline follows its end: the count and the cards at the end
+    // are what a plain scan of the stored events finds (not the search index).
+    let store = casebook_core::store::MissionStore::open(&app.data_dir().join("casebook.db"))
+        .expect("the mission history");
+    let session = store.list().await.unwrap()[0].session_id.clone();
+    let stored = store.events(&session, 0, u32::MAX).await.unwrap();
+    let needle = "COHORT";
+    let matching: Vec<String> = stored
+        .iter()
+        .filter(|e| {
+            let text = format!("{} {}", e.event.event, e.event.data).to_lowercase();
+            text.contains(&needle.to_lowercase())
+        })
+        .map(|e| e.event.id.clone().unwrap_or_else(|| format!("#{}", e.seq)))
+        .collect();
+    assert!(
+        matching.len() > 20,
+        "a search that spans pages: {}",
+        matching.len()
+    );
+    let search = app.testid("timeline-search").await;
+    search.send_keys(needle).await.unwrap();
+    let shown = format!("{} shown", matching.len());
+    app.until("the search's count", || async {
+        app.testid("timeline-shown")
+            .await
+            .text()
+            .await
+            .unwrap_or_default()
+            == shown
+    })
+    .await;
+    let end = matching.len() - 1;
+    until_for(10, "the last match's card at the end", || async {
+        let id = app
+            .client
+            .execute(&format!("return {};", first(end as u64)), vec![])
+            .await
+            .unwrap();
+        id.as_str() == matching.last().map(String::as_str)
+    })
+    .await;
+    let cards = card_ids(&app).await;
+    assert!(!cards.is_empty());
+    let tail = &matching[matching.len() - cards.len()..];
+    assert_eq!(
+        cards, tail,
+        "the cards on screen are the last matches, in order"
+    );
     app.close().await;
 }

@@ -13,7 +13,7 @@ use crate::keys::{KeyStatus, KeyStore, Service};
 use crate::missions::{CancelAck, InvestigationClient, MissionSpec};
 use crate::save;
 use crate::settings::Settings;
-use crate::store::{EventFilter, KindCount, MissionRecord, MissionStore, StoredEvent};
+use crate::store::{EventFilter, EventPage, KindCount, MissionRecord, MissionStore};
 use crate::transcript::{self, ExportFormat};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -33,17 +33,6 @@ pub struct AppInfo {
     pub settings: Settings,
     /// Test builds only: the UI exposes its test globals.
     pub test_hooks: bool,
-}
-
-/// A page of a mission's timeline.
-#[derive(Debug, Clone, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename_all = "camelCase")]
-pub struct EventPage {
-    /// How many events pass the filter in all.
-    #[ts(type = "number")]
-    pub total: u64,
-    pub events: Vec<StoredEvent>,
 }
 
 /// The health indicator.
@@ -379,19 +368,17 @@ impl Casebook {
         self.store.adopt(session_id, &base_url, last_event_id).await
     }
 
-    /// One page of the mission's events that pass `filter`, and how many pass.
+    /// One page of the mission's events that pass `filter` (from the end when `offset` is
+    /// `None`), and how many pass.
     pub async fn mission_events(
         &self,
         session_id: &str,
         filter: &EventFilter,
-        offset: u64,
+        offset: Option<u64>,
         limit: u32,
     ) -> Result<EventPage> {
         self.store.require(session_id).await?;
-        Ok(EventPage {
-            total: self.store.count(session_id, filter).await?,
-            events: self.store.page(session_id, filter, offset, limit).await?,
-        })
+        self.store.page(session_id, filter, offset, limit).await
     }
 
     pub async fn mission_kinds(&self, session_id: &str) -> Result<Vec<KindCount>> {

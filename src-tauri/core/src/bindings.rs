@@ -51,7 +51,7 @@ pub fn typescript() -> String {
         crate::store::StoredEvent,
         crate::store::EventFilter,
         crate::store::KindCount,
-        crate::app::EventPage,
+        crate::store::EventPage,
         crate::follower::MissionUpdate,
         crate::follower::MissionStatusChanged,
         crate::transcript::ExportFormat,

@@ -444,44 +444,67 @@ impl MissionStore {
     /// How many of the mission's events pass `filter`.
     pub async fn count(&self, session_id: &str, filter: &EventFilter) -> Result<u64> {
         let (id, f) = (session_id.to_owned(), filter.clone());
-        self.with(move |c| {
-            let (clause, args) = f.sql(&id);
-            c.query_row(
-                &format!("SELECT COUNT(*) FROM events e WHERE {clause}"),
-                rusqlite::params_from_iter(args),
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|n| n as u64)
-            .map_err(db_err)
-        })
-        .await
+        self.with(move |c| count_in(c, &id, &f)).await
     }
 
-    /// The events that pass `filter`, in order, from position `offset` (0-based
-    /// among those that pass), at most `limit`: one page of a timeline.
+    /// One page of a timeline, counted and read in one snapshot: how many events pass
+    /// `filter`, and at most `limit` of them in order from position `offset` (0-based
+    /// among those that pass). `None` reads the end instead: whole pages of `limit`
+    /// from the one that leaves at least `limit` before the end (fewer only when fewer
+    /// pass), so a window that follows the end gets all it shows in one call, read
+    /// backwards from the end instead of stepping over everything before it.
     pub async fn page(
         &self,
         session_id: &str,
         filter: &EventFilter,
-        offset: u64,
+        offset: Option<u64>,
         limit: u32,
-    ) -> Result<Vec<StoredEvent>> {
+    ) -> Result<EventPage> {
         let (id, f) = (session_id.to_owned(), filter.clone());
         self.with(move |c| {
+            let tx = c.transaction().map_err(db_err)?;
+            let total = count_in(&tx, &id, &f)?;
+            let limit = u64::from(limit.min(MAX_PAGE));
             let (clause, mut args) = f.sql(&id);
-            args.push(i64::from(limit.min(MAX_PAGE)).into());
-            args.push((offset.min(i64::MAX as u64) as i64).into());
-            let mut stmt = c
+            let (offset, backwards) = match offset {
+                Some(offset) => {
+                    args.push((limit as i64).into());
+                    args.push((offset.min(i64::MAX as u64) as i64).into());
+                    (offset, false)
+                }
+                None => {
+                    let start = match limit {
+                        0 => total,
+                        _ => total.saturating_sub(limit) / limit * limit,
+                    };
+                    args.push(((total - start) as i64).into());
+                    (start, true)
+                }
+            };
+            let order = match backwards {
+                false => "ORDER BY seq LIMIT ? OFFSET ?",
+                true => "ORDER BY seq DESC LIMIT ?",
+            };
+            let mut stmt = tx
                 .prepare_cached(&format!(
-                    "SELECT seq, event_id, event, data, received_at FROM events e WHERE {clause}
-                     ORDER BY seq LIMIT ? OFFSET ?"
+                    "SELECT seq, event_id, event, data, received_at FROM events e WHERE {clause} {order}"
                 ))
                 .map_err(db_err)?;
-            let rows = stmt
+            let mut events = stmt
                 .query_map(rusqlite::params_from_iter(args), row_to_event)
+                .map_err(db_err)?
+                .collect::<std::result::Result<Vec<_>, _>>()
                 .map_err(db_err)?;
-            rows.collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(db_err)
+            drop(stmt);
+            tx.finish().map_err(db_err)?;
+            if backwards {
+                events.reverse();
+            }
+            Ok(EventPage {
+                total,
+                offset,
+                events,
+            })
         })
         .await
     }
@@ -538,6 +561,30 @@ impl MissionStore {
 
 /// The most events one page returns.
 pub const MAX_PAGE: u32 = 2_000;
+
+/// A page of a mission's timeline.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct EventPage {
+    /// How many events pass the filter in all.
+    #[ts(type = "number")]
+    pub total: u64,
+    /// The position of the first of `events` among those that pass.
+    #[ts(type = "number")]
+    pub offset: u64,
+    pub events: Vec<StoredEvent>,
+}
+
+fn count_in(c: &Connection, session_id: &str, filter: &EventFilter) -> Result<u64> {
+    let (clause, args) = filter.sql(session_id);
+    c.prepare_cached(&format!("SELECT COUNT(*) FROM events e WHERE {clause}"))
+        .and_then(|mut stmt| {
+            stmt.query_row(rusqlite::params_from_iter(args), |r| r.get::<_, i64>(0))
+        })
+        .map(|n| n as u64)
+        .map_err(db_err)
+}
 
 /// Which of a mission's events a timeline shows: one kind (by its event name) and
 /// words anywhere in the event (its name or its data), both optional.
@@ -795,9 +842,10 @@ mod tests {
         store.append("ses_1", events).await.unwrap();
         let all = EventFilter::default();
         assert_eq!(store.count("ses_1", &all).await.unwrap(), 501);
-        let page = store.page("ses_1", &all, 498, 10).await.unwrap();
+        let page = store.page("ses_1", &all, Some(498), 10).await.unwrap();
+        assert_eq!((page.total, page.offset), (501, 498));
         assert_eq!(
-            page.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            page.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
             [499, 500, 501]
         );
 
@@ -806,8 +854,25 @@ mod tests {
             search: None,
         };
         assert_eq!(store.count("ses_1", &kind).await.unwrap(), 100);
-        let second = store.page("ses_1", &kind, 1, 1).await.unwrap();
-        assert_eq!(second[0].event.id.as_deref(), Some("10"));
+        let second = store.page("ses_1", &kind, Some(1), 1).await.unwrap();
+        assert_eq!(second.events[0].event.id.as_deref(), Some("10"));
+
+        // The end: whole pages of 30 from the one that leaves at least 30 before the
+        // end (100 pass: positions 60 to 99), in order.
+        let end = store.page("ses_1", &kind, None, 30).await.unwrap();
+        assert_eq!((end.total, end.offset, end.events.len()), (100, 60, 40));
+        let ids: Vec<_> = end
+            .events
+            .iter()
+            .filter_map(|e| e.event.id.clone())
+            .collect();
+        let want: Vec<_> = (61..=100).map(|i| (i * 5).to_string()).collect();
+        assert_eq!(ids, want);
+        // A page that ends exactly at the end, and fewer than a page in all.
+        let end = store.page("ses_1", &kind, None, 25).await.unwrap();
+        assert_eq!((end.offset, end.events.len()), (75, 25));
+        let end = store.page("ses_1", &all, None, 2_000).await.unwrap();
+        assert_eq!((end.offset, end.events.len()), (0, 501));
 
         let search = |s: &str| EventFilter {
             kind: None,
@@ -845,6 +910,11 @@ mod tests {
                 .unwrap(),
             0
         );
+        let none = store
+            .page("ses_1", &search("no such words"), None, 30)
+            .await
+            .unwrap();
+        assert_eq!((none.total, none.offset, none.events.len()), (0, 0, 0));
         let both = EventFilter {
             kind: Some("plan".into()),
             search: Some("step 7".into()),

@@ -70,7 +70,8 @@ export const api = {
   openMission: (sessionId: string) => invoke<void>("open_mission", { sessionId }),
   watchMission: (sessionId: string, onEvent: Channel<MissionUpdate>) =>
     invoke<void>("watch_mission", { sessionId, onEvent }),
-  missionEvents: (sessionId: string, filter: EventFilter, offset: number, limit: number) =>
+  /** A page of the events that pass `filter`; `offset` null: the page(s) at the end. */
+  missionEvents: (sessionId: string, filter: EventFilter, offset: number | null, limit: number) =>
     invoke<EventPage>("mission_events", { sessionId, filter, offset, limit }),
   missionKinds: (sessionId: string) => invoke<KindCount[]>("mission_kinds", { sessionId }),
   cancelMission: (sessionId: string) => invoke<CancelAck>("cancel_mission", { sessionId }),

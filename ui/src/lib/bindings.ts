@@ -149,7 +149,11 @@ export type EventPage = {
 /**
  * How many events pass the filter in all.
  */
-total: number, events: Array<StoredEvent>, };
+total: number, 
+/**
+ * The position of the first of `events` among those that pass.
+ */
+offset: number, events: Array<StoredEvent>, };
 
 export type MissionUpdate = { "type": "mission", mission: MissionRecord, } | { "type": "events", events: Array<StoredEvent>, replay: boolean, } | { "type": "status", status: MissionStatus, detail: string | null, code: ErrorCode | null, };
 

@@ -40,4 +40,14 @@ describe("PageCache", () => {
     expect(c.get(49_950)).toBe(49_950);
     expect(c.get(0)).toBeUndefined();
   });
+
+  it("files items read from the end into the pages they span", () => {
+    const c = new PageCache<number>(10, 4);
+    // 25 items: the end read as positions 10 to 24, a whole page and a short one.
+    c.fillFrom(10, Array.from({ length: 15 }, (_, i) => 10 + i));
+    expect(c.missing(10, 25, 25)).toEqual([]);
+    expect(c.missing(0, 25, 25)).toEqual([0]);
+    expect([c.get(10), c.get(19), c.get(20), c.get(24)]).toEqual([10, 19, 20, 24]);
+    expect(c.held()).toBe(15);
+  });
 });

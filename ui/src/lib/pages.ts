@@ -39,6 +39,13 @@ export class PageCache<T> {
     this.pages.set(page, items.length >= had.length ? items : items.concat(had.slice(items.length)));
   }
 
+  /** Items from position `offset` (a page's start), over as many pages as they fill. */
+  fillFrom(offset: number, items: T[]): void {
+    for (let i = 0; i < items.length; i += this.pageSize) {
+      this.fill(Math.floor((offset + i) / this.pageSize), items.slice(i, i + this.pageSize));
+    }
+  }
+
   /** A fetch that failed or was made for another filter: its page may be asked for again. */
   abandon(page: number): void {
     this.loading.delete(page);
