@@ -2,16 +2,20 @@ import type { DocKind } from "./bindings";
 
 // Each formatter is made once: making an Intl formatter (what toLocaleTimeString does
 // on every call) costs far more than using one, and a timeline formats many times a second.
-const clock = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
-const dateTime = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+// Made when first used, not on load: a formatter loads the locale's data (ICU), about 3 MB
+// of the web process, which a window that shows no time never needs.
+let clock: Intl.DateTimeFormat | undefined;
+let dateTime: Intl.DateTimeFormat | undefined;
 
 /** The time of day of `ms` (Unix milliseconds), to the second, in the user's locale. */
 export function formatClock(ms: number): string {
+  clock ??= new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit", second: "2-digit" });
   return clock.format(ms);
 }
 
 /** The date and time of `ms` (Unix milliseconds), in the user's locale. */
 export function formatDateTime(ms: number): string {
+  dateTime ??= new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
   return dateTime.format(ms);
 }
 
