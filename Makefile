@@ -8,7 +8,7 @@ CARGO_SCOPE := --workspace --all-targets
 # What users get: release, only the app and the CLI. Never --workspace here: the e2e
 # crate turns on the app's `test-hooks`, which no build users run may have.
 RELEASE_SCOPE := --release -p casebook-app -p casebook-sandbox --bins --example bare
-# The CLI has a profile of its own (Cargo.toml: whole-program LTO), in target/cli/.
+# The CLI has a profile of its own (Cargo.toml: release without unwinding), in target/cli/.
 CLI_SCOPE := --profile cli -p casebook-cli --bins
 
 .PHONY: run test harden lint bindings bench deps-build deps-test ui ui-deps build release package fresh-install screenshots clean
