@@ -449,7 +449,7 @@ async fn a_cut_stream_reconnects_and_a_restart_resumes() {
 /// top reads the first events back from SQL, the Home end of the list included, and
 /// scrolling back to the bottom follows the live end again.
 #[tokio::test(flavor = "multi_thread")]
-async fn scrolling_a_long_mission_to_the_top_pages_its_first_events_from_sql() {
+async fn a_long_mission_pages_from_sql_as_it_scrolls_and_searches() {
     const EVENTS: u64 = 3000;
     let _one = exclusive().await;
     let app = App::launch(AppOptions {
@@ -517,6 +517,38 @@ async fn scrolling_a_long_mission_to_the_top_pages_its_first_events_from_sql() {
             .unwrap(),
         "away from the bottom, the window offers to jump back"
     );
+    // The middle is nowhere near what the window holds: its page comes from SQL, in
+    // the stored order.
+    let store = casebook_core::store::MissionStore::open(&app.data_dir().join("casebook.db"))
+        .expect("the mission history");
+    let session = store.list().await.unwrap()[0].session_id.clone();
+    let stored = store.events(&session, 0, u32::MAX).await.unwrap();
+    let id_at = |pos: usize| {
+        let e = &stored[pos];
+        e.event.id.clone().unwrap_or_else(|| format!("#{}", e.seq))
+    };
+    app.client
+        .execute(
+            "const t = document.querySelector('[data-testid=timeline]'); t.scrollTop = t.scrollHeight / 2;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let middle = (EVENTS / 2) as usize;
+    until_for(10, "cards from the middle of the mission", || async {
+        let cards = app
+            .client
+            .execute(
+                "return [...document.querySelectorAll('[data-testid=event-card]')].map((c) => [Number(c.dataset.pos), c.dataset.id]);",
+                vec![],
+            )
+            .await
+            .unwrap();
+        let cards: Vec<(usize, String)> = serde_json::from_value(cards).unwrap_or_default();
+        cards.iter().any(|(pos, _)| pos.abs_diff(middle) < 200)
+            && cards.iter().all(|(pos, id)| *id == id_at(*pos))
+    })
+    .await;
     app.click("jump-latest").await;
     let last = app
         .client
@@ -538,10 +570,6 @@ async fn scrolling_a_long_mission_to_the_top_pages_its_first_events_from_sql() {
 
     // Searching while the timeline follows its end: the count and the cards at the end
     // are what a plain scan of the stored events finds (not the search index).
-    let store = casebook_core::store::MissionStore::open(&app.data_dir().join("casebook.db"))
-        .expect("the mission history");
-    let session = store.list().await.unwrap()[0].session_id.clone();
-    let stored = store.events(&session, 0, u32::MAX).await.unwrap();
     let needle = "COHORT";
     let matching: Vec<String> = stored
         .iter()

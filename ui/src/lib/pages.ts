@@ -61,11 +61,14 @@ export class PageCache<T> {
     else if (!page && at === 0) this.pages.set(p, [item]);
   }
 
-  /** Drops the pages farthest from `pos` beyond the limit. */
+  /** Drops the pages farthest from `pos` beyond the limit; never the first, which a
+   *  jump to the top shows at once. */
   trim(pos: number): void {
     if (this.pages.size <= this.maxPages) return;
     const center = Math.floor(pos / this.pageSize);
-    const far = [...this.pages.keys()].sort((a, b) => Math.abs(b - center) - Math.abs(a - center));
+    const far = [...this.pages.keys()]
+      .filter((p) => p !== 0)
+      .sort((a, b) => Math.abs(b - center) - Math.abs(a - center));
     for (const p of far.slice(0, this.pages.size - this.maxPages)) this.pages.delete(p);
   }
 
