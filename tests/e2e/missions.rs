@@ -615,3 +615,54 @@ async fn a_long_mission_pages_from_sql_as_it_scrolls_and_searches() {
     );
     app.close().await;
 }
+
+/// While a mission streams fast, the reader's scroll back wins over the timeline's
+/// following, even when a draw lands between the scroll and its scroll event.
+#[tokio::test(flavor = "multi_thread")]
+async fn scrolling_back_during_a_fast_stream_stops_following() {
+    let _one = exclusive().await;
+    let app = App::launch(AppOptions {
+        env: vec![
+            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "5".into()),
+            ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), "6000".into()),
+        ],
+        ..Default::default()
+    })
+    .await;
+    let (main, _) = start_mission(&app, "5.00").await;
+    switch_to_mission_window(&app, &main).await;
+    let count = || async {
+        app.client
+            .execute("return window.__casebookMission.count();", vec![])
+            .await
+            .unwrap()
+            .as_u64()
+            .unwrap_or(0)
+    };
+    until_for(30, "a few hundred events", || async { count().await > 300 }).await;
+    for round in 0..12 {
+        // The scroll's event comes at the next frame; a draw may pin the timeline first.
+        let away = app
+            .client
+            .execute_async(
+                "const done = arguments[arguments.length - 1];
+                 const t = document.querySelector('[data-testid=timeline]');
+                 t.scrollTop -= 2000;
+                 const top = t.scrollTop;
+                 setTimeout(() => done(t.scrollHeight - t.clientHeight - t.scrollTop > 1500 && Math.abs(t.scrollTop - top) < 2), 400);",
+                vec![],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            away.as_bool(),
+            Some(true),
+            "round {round}: the timeline went back to following after the reader scrolled up"
+        );
+        app.testid("jump-latest").await;
+        app.click("jump-latest").await;
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert_eq!(status(&app).await, "running", "the mission still streams");
+    }
+    app.close().await;
+}
