@@ -188,12 +188,7 @@ async fn start(app: &App) {
         .unwrap();
     let main = app.client.window().await.unwrap();
     app.until("a preview", || async {
-        !app.testid("mission-preview")
-            .await
-            .text()
-            .await
-            .unwrap_or_default()
-            .is_empty()
+        !app.text("mission-preview").await.is_empty()
     })
     .await;
     app.click("mission-start").await;

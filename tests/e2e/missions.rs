@@ -80,12 +80,7 @@ async fn start_mission(app: &App, budget: &str) -> (WindowHandle, String) {
     field.send_keys(budget).await.unwrap();
     let want = format!("MISSION BUDGET (hard maximum): ${budget} USD");
     app.until("the preview shows the budget", || async {
-        app.testid("mission-preview")
-            .await
-            .text()
-            .await
-            .unwrap_or_default()
-            .contains(&want)
+        app.text("mission-preview").await.contains(&want)
     })
     .await;
     let preview = app.testid("mission-preview").await.text().await.unwrap();
@@ -588,12 +583,7 @@ async fn a_long_mission_pages_from_sql_as_it_scrolls_and_searches() {
     search.send_keys(needle).await.unwrap();
     let shown = format!("{} shown", matching.len());
     app.until("the search's count", || async {
-        app.testid("timeline-shown")
-            .await
-            .text()
-            .await
-            .unwrap_or_default()
-            == shown
+        app.text("timeline-shown").await == shown
     })
     .await;
     let end = matching.len() - 1;

@@ -77,12 +77,7 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
         .await
         .unwrap();
     app.until("the preview", || async {
-        !app.testid("mission-preview")
-            .await
-            .text()
-            .await
-            .unwrap_or_default()
-            .is_empty()
+        !app.text("mission-preview").await.is_empty()
     })
     .await;
     app.click("mission-start").await;

@@ -205,6 +205,11 @@ impl App {
         self.wait_css(&format!("[data-testid=\"{id}\"]")).await
     }
 
+    /// The text of the element with this `data-testid` (waited for), or "" if unreadable.
+    pub async fn text(&self, id: &str) -> String {
+        self.testid(id).await.text().await.unwrap_or_default()
+    }
+
     pub async fn wait_css(&self, css: &str) -> Element {
         self.client
             .wait()
