@@ -694,6 +694,7 @@ async fn bench_cold_start_and_idle_memory_against_a_bare_window() {
     const RUNS: usize = 5;
     // The same WebDriver start for both, so its own cost is in both figures.
     let casebook_ready = "[data-testid=nav-cite]";
+    let mut measured = Vec::new();
     for ((label, renderer), bare_env) in RENDERERS
         .iter()
         .zip([&[("WEBKIT_DISABLE_COMPOSITING_MODE", "1")][..], &[][..]])
@@ -725,6 +726,18 @@ async fn bench_cold_start_and_idle_memory_against_a_bare_window() {
             "  Casebook vs the floor: cold start {:.2}x (goal <= 1.1), idle memory {:.2}x (goal <= 1.0)",
             casebook.start_s / bare.start_s,
             casebook.pss.2 / bare.pss.2
+        );
+        measured.push((bare, casebook));
+    }
+    // The issue's own pairing: Casebook as it starts by default (the renderer it picks
+    // here) against a bare Tauri window as Tauri starts it (compositing on).
+    if let [(_, casebook), (bare, _)] = &measured[..] {
+        println!(
+            "Casebook by default vs a bare Tauri window by default: cold start {:.2}x, idle memory {:.2}x ({:.0} vs {:.0} MB)",
+            casebook.start_s / bare.start_s,
+            casebook.pss.2 / bare.pss.2,
+            casebook.pss.2,
+            bare.pss.2
         );
     }
 }
