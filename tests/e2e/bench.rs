@@ -167,15 +167,7 @@ async fn status(app: &App) -> String {
 }
 
 async fn count(app: &App) -> u64 {
-    app.client
-        .execute(
-            "return window.__casebookMission ? window.__casebookMission.count() : 0;",
-            vec![],
-        )
-        .await
-        .ok()
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0)
+    app.mission_figure("count").await.unwrap_or(0)
 }
 
 /// Starts a mission from the composer and switches WebDriver to its window.
@@ -575,11 +567,7 @@ async fn bench_memory_flat_from_100_to_50k_events() {
         let long = std::env::var("CASEBOOK_BENCH_LONG").map_or(50_000, |v| v.parse().unwrap());
         let (app, _d2, large, took, _s2) = mission_of(long, renderer).await;
         let n = count(&app).await;
-        let held = app
-            .client
-            .execute("return window.__casebookMission.held();", vec![])
-            .await
-            .unwrap();
+        let held = app.mission_figure("held").await.expect("held()");
         let cards = app.all_css("[data-testid=event-card]").await.len();
         let mut tops = Vec::new();
         let mut bottoms = Vec::new();

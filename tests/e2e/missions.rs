@@ -461,14 +461,7 @@ async fn a_long_mission_pages_from_sql_as_it_scrolls_and_searches() {
         status(&app).await == "complete"
     })
     .await;
-    let held = || async {
-        app.client
-            .execute("return window.__casebookMission.held();", vec![])
-            .await
-            .unwrap()
-            .as_u64()
-            .unwrap()
-    };
+    let held = || async { app.mission_figure("held").await.expect("held()") };
     assert!(
         held().await <= 1300,
         "at most twelve pages and the live end"
@@ -545,13 +538,7 @@ async fn a_long_mission_pages_from_sql_as_it_scrolls_and_searches() {
     })
     .await;
     app.click("jump-latest").await;
-    let last = app
-        .client
-        .execute("return window.__casebookMission.count() - 1;", vec![])
-        .await
-        .unwrap()
-        .as_u64()
-        .unwrap();
+    let last = app.mission_figure("count").await.expect("count()") - 1;
     until_for(10, "the last event's card again", || async {
         let id = app
             .client
@@ -621,14 +608,7 @@ async fn scrolling_back_during_a_fast_stream_stops_following() {
     .await;
     let (main, _) = start_mission(&app, "5.00").await;
     switch_to_mission_window(&app, &main).await;
-    let count = || async {
-        app.client
-            .execute("return window.__casebookMission.count();", vec![])
-            .await
-            .unwrap()
-            .as_u64()
-            .unwrap_or(0)
-    };
+    let count = || async { app.mission_figure("count").await.unwrap_or(0) };
     until_for(30, "a few hundred events", || async { count().await > 300 }).await;
     for round in 0..12 {
         // The scroll's event comes at the next frame; a draw may pin the timeline first.

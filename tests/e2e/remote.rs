@@ -29,15 +29,7 @@ fn remote(base_url: &str, key: &str) -> (tempfile::TempDir, AppOptions) {
 }
 
 async fn names_in_window(app: &App) -> Vec<String> {
-    let v = app
-        .client
-        .execute(
-            "return window.__casebookMission ? window.__casebookMission.count() : 0;",
-            vec![],
-        )
-        .await
-        .unwrap();
-    let count = v.as_u64().unwrap_or(0) as usize;
+    let count = app.mission_figure("count").await.unwrap_or(0) as usize;
     let mut names = Vec::new();
     for card in app.all_css("[data-testid=event-card]").await {
         if let Ok(Some(n)) = card.attr("data-event").await {
@@ -90,13 +82,7 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
     })
     .await;
     // Every event the service sent, once: the sandbox says how many it sent per turn.
-    let count = app
-        .client
-        .execute("return window.__casebookMission.count();", vec![])
-        .await
-        .unwrap()
-        .as_u64()
-        .unwrap();
+    let count = app.mission_figure("count").await.expect("count()");
     let hash = app
         .client
         .execute("return window.location.hash;", vec![])

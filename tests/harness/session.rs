@@ -210,6 +210,14 @@ impl App {
         self.testid(id).await.text().await.unwrap_or_default()
     }
 
+    /// A number from the mission window's test hooks (`count`, `held`); `None` before they
+    /// are installed or when the call fails.
+    pub async fn mission_figure(&self, name: &str) -> Option<u64> {
+        let js =
+            format!("return window.__casebookMission ? window.__casebookMission.{name}() : null;");
+        self.client.execute(&js, vec![]).await.ok()?.as_u64()
+    }
+
     pub async fn wait_css(&self, css: &str) -> Element {
         self.client
             .wait()

@@ -21,6 +21,18 @@ describe("Pacer", () => {
     expect(draws).toEqual([t0, t0 + 100]);
   });
 
+  it("draws now when told, in place of the draw that was waiting", () => {
+    const { pacer, draws } = paced(250);
+    const t0 = Date.now();
+    pacer.request();
+    vi.advanceTimersByTime(10);
+    pacer.request();
+    pacer.drawNow();
+    expect(draws).toEqual([t0, t0 + 10]);
+    vi.advanceTimersByTime(1000);
+    expect(draws).toHaveLength(2);
+  });
+
   it("makes a burst of asks within the gap one draw, when the gap is over", () => {
     const { pacer, draws } = paced(25);
     const t0 = Date.now();

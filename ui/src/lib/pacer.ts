@@ -24,6 +24,12 @@ export class Pacer {
       }, wait);
   }
 
+  /** Draws now, instead of any draw waiting (something the reader did must show at once). */
+  drawNow(): void {
+    this.cancel();
+    this.run();
+  }
+
   /** Drops a waiting draw (the view is going away). */
   cancel(): void {
     if (this.timer !== null) clearTimeout(this.timer);
