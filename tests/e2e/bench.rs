@@ -392,6 +392,7 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
         .zip(cpu_before)
         .map(|((p, name), before)| (name, (cpu_secs(p) - before) / wall * 100.0))
         .collect();
+    let warm = warm_cpu(&app, data.path(), events / 2).await;
     wait_complete(&app, 3).await;
     let took = started.elapsed().as_secs_f64();
     let baseline = baseline_frames(&app, 2000).await;
@@ -438,6 +439,16 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
     for (name, pct) in &cpu {
         println!("  CPU while streaming, {name}: {pct:.0}% of a core");
     }
+    match warm {
+        Some((from, warm)) => {
+            for (name, pct) in &warm {
+                println!(
+                    "  CPU while streaming once the window is warm (3 s from event {from}, nothing else asked of it), {name}: {pct:.0}% of a core"
+                );
+            }
+        }
+        None => println!("  (the mission ended before the window was warm: no warm figure)"),
+    }
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "  machine: {} cores, load average {}",
@@ -459,6 +470,33 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
         "  CPU while streaming with the reader scrolled back: web process {:.0}% of a core",
         reading_back_cpu(extra_env).await
     );
+}
+
+/// CPU of the app and each of its processes over 3 s from event `from` on, with
+/// WebDriver asking nothing meanwhile: the figure above starts as the window opens,
+/// while its scripts are still being compiled, and asks for a frame every frame.
+/// `None` if the mission is over by then.
+async fn warm_cpu(app: &App, data: &Path, from: u64) -> Option<(u64, Vec<(String, f64)>)> {
+    while count(app).await < from {
+        if status(app).await == "complete" {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (pid, children) = app_processes(data);
+    let all: Vec<(u32, String)> = std::iter::once((pid, "casebook-app".to_owned()))
+        .chain(children)
+        .collect();
+    let before: Vec<f64> = all.iter().map(|(p, _)| cpu_secs(*p)).collect();
+    let t0 = Instant::now();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let wall = t0.elapsed().as_secs_f64();
+    let cpu = all
+        .into_iter()
+        .zip(before)
+        .map(|((p, name), b)| (name, (cpu_secs(p) - b) / wall * 100.0))
+        .collect();
+    (status(app).await == "running").then_some((from, cpu))
 }
 
 /// PSS of the program and of its web process (the largest WebKit child), in MB, after
