@@ -91,6 +91,14 @@ fn processes(data_dir: &Path, program: &str) -> (u32, Vec<(u32, String)>) {
     (app, children)
 }
 
+/// When a process started, in clock ticks since boot.
+fn started_at(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat.rsplit_once(')')
+        .and_then(|(_, tail)| tail.split_whitespace().nth(19)?.parse().ok())
+        .unwrap_or(0)
+}
+
 /// CPU time (user + system) a process has used, in seconds.
 fn cpu_secs(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -184,10 +192,15 @@ async fn start(app: &App) {
     })
     .await;
     app.click("mission-start").await;
+    switch_to_mission_window(app, &main).await;
+}
+
+/// Switches WebDriver to the window that is not `main` once it opens.
+async fn switch_to_mission_window(app: &App, main: &fantoccini::wd::WindowHandle) {
     let deadline = Instant::now() + Duration::from_secs(20);
     let window = loop {
         let handles = app.client.windows().await.unwrap_or_default();
-        if let Some(h) = handles.into_iter().find(|h| *h != main) {
+        if let Some(h) = handles.into_iter().find(|h| h != main) {
             break h;
         }
         assert!(Instant::now() < deadline, "no mission window");
@@ -499,16 +512,18 @@ async fn warm_cpu(app: &App, data: &Path, from: u64) -> Option<(u64, Vec<(String
     (status(app).await == "running").then_some((from, cpu))
 }
 
-/// PSS of the program and of its web process (the largest WebKit child), in MB, after
-/// `settle` with nothing happening.
+/// PSS of the program and of its web process, in MB, after `settle` with nothing
+/// happening. The web process is the newest WebKit child: each window has its own, and
+/// with the main window and a mission window open the mission's is the one opened last
+/// (the largest need not be, with a short mission).
 async fn idle_pss(data: &Path, program: &str, settle: Duration) -> (f64, f64, f64) {
     tokio::time::sleep(settle).await;
     let (pid, children) = processes(data, program);
     let web = children
         .iter()
         .filter(|(_, name)| name.starts_with("WebKitWebProces"))
-        .map(|(p, _)| pss_mb(*p))
-        .fold(0.0, f64::max);
+        .max_by_key(|(p, _)| (started_at(*p), *p))
+        .map_or(0.0, |(p, _)| pss_mb(*p));
     let all = pss_mb(pid) + children.iter().map(|(p, _)| pss_mb(*p)).sum::<f64>();
     (pss_mb(pid), web, all)
 }
@@ -534,6 +549,35 @@ async fn mission_of(
     let took = started.elapsed().as_secs_f64();
     let pss = idle_pss(data.path(), "casebook-app", Duration::from_secs(3)).await;
     (app, data, pss, took, service)
+}
+
+/// PSS once idle of the app started again on `data`, with the stored mission of `events`
+/// opened from the list: a window that reads the mission from SQLite and has streamed
+/// nothing, so its figure is what the window holds for the mission's length alone.
+async fn reopened_pss(
+    service: &Service,
+    data: &Path,
+    renderer: &str,
+    events: u64,
+) -> (f64, f64, f64) {
+    let app = App::launch(remote_app(
+        service,
+        data,
+        &[("CASEBOOK_RENDERER", renderer)],
+    ))
+    .await;
+    app.click("nav-missions").await;
+    let main = app.client.window().await.unwrap();
+    let row = app.testid("mission-row").await;
+    app.press(&row, "the mission row").await;
+    switch_to_mission_window(&app, &main).await;
+    app.until("the stored mission", || async {
+        status(&app).await == "complete" && count(&app).await >= events
+    })
+    .await;
+    let pss = idle_pss(data, "casebook-app", Duration::from_secs(3)).await;
+    app.close().await;
+    pss
 }
 
 /// Milliseconds from scrolling the timeline to `to` ("top" or "bottom") until the card
@@ -600,10 +644,12 @@ async fn search_ms(app: &App, text: &str) -> (f64, String) {
 async fn bench_memory_flat_from_100_to_50k_events() {
     let _one = exclusive().await;
     for (label, renderer) in renderers() {
-        let (small_app, _d1, small, _, _s1) = mission_of(100, renderer).await;
+        let (small_app, d1, small, _, s1) = mission_of(100, renderer).await;
+        let small_n = count(&small_app).await;
         small_app.close().await;
+        let small_again = reopened_pss(&s1, d1.path(), renderer, small_n).await;
         let long = std::env::var("CASEBOOK_BENCH_LONG").map_or(50_000, |v| v.parse().unwrap());
-        let (app, _d2, large, took, _s2) = mission_of(long, renderer).await;
+        let (app, d2, large, took, s2) = mission_of(long, renderer).await;
         let n = count(&app).await;
         let held = app.mission_figure("held").await.expect("held()");
         let cards = app.all_css("[data-testid=event-card]").await.len();
@@ -658,6 +704,16 @@ async fn bench_memory_flat_from_100_to_50k_events() {
         assert!(n >= long - long / 50, "{n} events");
         assert!(cards < 200, "the timeline is virtualized ({cards} cards)");
         app.close().await;
+        let large_again = reopened_pss(&s2, d2.path(), renderer, n).await;
+        println!(
+            "  the app started again, the stored mission opened from the list: at {small_n} events casebook-app {:.0} MB, web process {:.0} MB; at {n} events casebook-app {:.0} MB, web process {:.0} MB ({:.2}x, {:.2}x)",
+            small_again.0,
+            small_again.1,
+            large_again.0,
+            large_again.1,
+            large_again.0 / small_again.0,
+            large_again.1 / small_again.1
+        );
     }
 }
 
