@@ -99,6 +99,32 @@ fn started_at(pid: u32) -> u64 {
         .unwrap_or(0)
 }
 
+/// Each of `procs`' use of a core, in percent, while `work` runs; what it returned, and
+/// how long it took in seconds.
+async fn cpu_while<T>(
+    procs: &[(u32, String)],
+    work: impl std::future::Future<Output = T>,
+) -> (Vec<(String, f64)>, T, f64) {
+    let before: Vec<f64> = procs.iter().map(|(p, _)| cpu_secs(*p)).collect();
+    let t0 = Instant::now();
+    let out = work.await;
+    let wall = t0.elapsed().as_secs_f64();
+    let cpu = procs
+        .iter()
+        .zip(before)
+        .map(|((p, name), b)| (name.clone(), (cpu_secs(*p) - b) / wall * 100.0))
+        .collect();
+    (cpu, out, wall)
+}
+
+/// The casebook-app process using `data_dir` and its children, named, for [`cpu_while`].
+fn app_and_children(data_dir: &Path) -> Vec<(u32, String)> {
+    let (pid, children) = app_processes(data_dir);
+    std::iter::once((pid, "casebook-app".to_owned()))
+        .chain(children)
+        .collect()
+}
+
 /// CPU time (user + system) a process has used, in seconds.
 fn cpu_secs(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -355,20 +381,12 @@ async fn reading_back_cpu(extra_env: &[(&str, &str)]) -> f64 {
     app.testid("jump-latest").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (_, children) = app_processes(data.path());
-    let web: Vec<u32> = children
-        .iter()
+    let web: Vec<(u32, String)> = children
+        .into_iter()
         .filter(|(_, name)| name.starts_with("WebKitWebProces"))
-        .map(|(p, _)| *p)
         .collect();
-    let before: Vec<f64> = web.iter().map(|p| cpu_secs(*p)).collect();
-    let t0 = Instant::now();
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let wall = t0.elapsed().as_secs_f64();
-    let cpu = web
-        .iter()
-        .zip(before)
-        .map(|(p, b)| (cpu_secs(*p) - b) / wall * 100.0)
-        .fold(0.0, f64::max);
+    let (cpus, (), _) = cpu_while(&web, tokio::time::sleep(Duration::from_secs(3))).await;
+    let cpu = cpus.into_iter().map(|(_, c)| c).fold(0.0, f64::max);
     let streaming = status(&app).await == "running";
     app.close().await;
     assert!(
@@ -390,21 +408,10 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
     while count(&app).await < 50 {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (pid, children) = app_processes(data.path());
-    let cpu_before: Vec<f64> = std::iter::once(pid)
-        .chain(children.iter().map(|c| c.0))
-        .map(cpu_secs)
-        .collect();
+    let procs = app_and_children(data.path());
     let tally_before = tally(&app).await;
-    let t0 = Instant::now();
-    let frames = frame_intervals(&app, 3000).await;
-    let wall = t0.elapsed().as_secs_f64();
+    let (cpu, frames, wall) = cpu_while(&procs, frame_intervals(&app, 3000)).await;
     let tally_after = tally(&app).await;
-    let cpu: Vec<(String, f64)> = std::iter::once((pid, "casebook-app".to_owned()))
-        .chain(children.iter().cloned())
-        .zip(cpu_before)
-        .map(|((p, name), before)| (name, (cpu_secs(p) - before) / wall * 100.0))
-        .collect();
     let warm = warm_cpu(&app, data.path(), events / 2).await;
     wait_complete(&app, 3).await;
     let took = started.elapsed().as_secs_f64();
@@ -471,10 +478,8 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    let (_, children) = app_processes(data.path());
-    println!("  RSS at {n} events: casebook-app {:.0} MB", rss_mb(pid));
-    for (p, name) in &children {
-        println!("  RSS at {n} events: {name} {:.0} MB", rss_mb(*p));
+    for (p, name) in app_and_children(data.path()) {
+        println!("  RSS at {n} events: {name} {:.0} MB", rss_mb(p));
     }
     // Cards that scroll past between two frames are never on screen, so not timed.
     assert!(!lat.is_empty(), "no card was timed");
@@ -496,19 +501,8 @@ async fn warm_cpu(app: &App, data: &Path, from: u64) -> Option<(u64, Vec<(String
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (pid, children) = app_processes(data);
-    let all: Vec<(u32, String)> = std::iter::once((pid, "casebook-app".to_owned()))
-        .chain(children)
-        .collect();
-    let before: Vec<f64> = all.iter().map(|(p, _)| cpu_secs(*p)).collect();
-    let t0 = Instant::now();
-    tokio::time::sleep(Duration::from_secs(3)).await;
-    let wall = t0.elapsed().as_secs_f64();
-    let cpu = all
-        .into_iter()
-        .zip(before)
-        .map(|((p, name), b)| (name, (cpu_secs(p) - b) / wall * 100.0))
-        .collect();
+    let procs = app_and_children(data);
+    let (cpu, (), _) = cpu_while(&procs, tokio::time::sleep(Duration::from_secs(3))).await;
     (status(app).await == "running").then_some((from, cpu))
 }
 
