@@ -11,6 +11,7 @@
 //! put in the DOM (`window.__casebookLatency`). Memory: PSS from /proc, so pages the
 //! processes share are counted once between them.
 
+use crate::missions::switch_to_mission_window;
 use casebook_e2e::{App, AppOptions, bare_binary, exclusive, root};
 use fantoccini::Locator;
 use std::path::Path;
@@ -91,12 +92,18 @@ fn processes(data_dir: &Path, program: &str) -> (u32, Vec<(u32, String)>) {
     (app, children)
 }
 
+/// Field `n` of `/proc/PID/stat`, numbered as in proc(5) (1 is the pid); 0 if unreadable.
+fn stat_field(pid: u32, n: usize) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The command (field 2) may hold spaces and parentheses: fields 3 on follow its last ')'.
+    stat.rsplit_once(')')
+        .and_then(|(_, tail)| tail.split_whitespace().nth(n - 3)?.parse().ok())
+        .unwrap_or(0)
+}
+
 /// When a process started, in clock ticks since boot.
 fn started_at(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    stat.rsplit_once(')')
-        .and_then(|(_, tail)| tail.split_whitespace().nth(19)?.parse().ok())
-        .unwrap_or(0)
+    stat_field(pid, 22)
 }
 
 /// Each of `procs`' use of a core, in percent, while `work` runs; what it returned, and
@@ -127,14 +134,7 @@ fn app_and_children(data_dir: &Path) -> Vec<(u32, String)> {
 
 /// CPU time (user + system) a process has used, in seconds.
 fn cpu_secs(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let Some((_, tail)) = stat.rsplit_once(')') else {
-        return 0.0;
-    };
-    let f: Vec<&str> = tail.split_whitespace().collect();
-    // After the command: state, ppid, … utime is field 14 and stime 15 of the whole line.
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
+    (stat_field(pid, 14) + stat_field(pid, 15)) as f64 / 100.0
 }
 
 /// Intervals between animation frames when only a word changes each frame: what a
@@ -219,21 +219,6 @@ async fn start(app: &App) {
     .await;
     app.click("mission-start").await;
     switch_to_mission_window(app, &main).await;
-}
-
-/// Switches WebDriver to the window that is not `main` once it opens.
-async fn switch_to_mission_window(app: &App, main: &fantoccini::wd::WindowHandle) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let window = loop {
-        let handles = app.client.windows().await.unwrap_or_default();
-        if let Some(h) = handles.into_iter().find(|h| h != main) {
-            break h;
-        }
-        assert!(Instant::now() < deadline, "no mission window");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    app.client.switch_to_window(window).await.unwrap();
-    app.testid("mission-status").await;
 }
 
 async fn wait_complete(app: &App, minutes: u64) {
