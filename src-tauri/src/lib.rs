@@ -7,6 +7,8 @@
 pub mod commands;
 pub mod console;
 mod dialog;
+#[cfg(target_os = "linux")]
+mod memory;
 mod notify;
 mod opener;
 pub mod windows;
@@ -91,6 +93,8 @@ pub fn run() {
         // SAFETY: the first thing `run` does, before any other thread exists.
         unsafe { std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1") };
     }
+    #[cfg(target_os = "linux")]
+    memory::install(casebook_core::renderer::WebMemory::from_env());
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CASEBOOK_LOG")
