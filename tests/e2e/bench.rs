@@ -381,6 +381,31 @@ async fn reading_back_cpu(extra_env: &[(&str, &str)]) -> f64 {
     cpu
 }
 
+/// The web process's CPU over a minute of following a mission at 200 events a second:
+/// long enough to hold two of WebKit's memory checks (every 30 s), and what a release
+/// at one of them costs a busy window (its code is compiled again).
+async fn sustained_cpu(extra_env: &[(&str, &str)]) -> f64 {
+    let data = tempfile::tempdir().unwrap();
+    let minute = Duration::from_secs(60);
+    let service = service(14_000, 5);
+    let app = App::launch(remote_app(&service, data.path(), extra_env)).await;
+    start(&app).await;
+    while count(&app).await < 1000 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (_, children) = app_processes(data.path());
+    let web: Vec<(u32, String)> = children
+        .into_iter()
+        .filter(|(_, name)| name.starts_with("WebKitWebProces"))
+        .collect();
+    let (cpus, (), _) = cpu_while(&web, tokio::time::sleep(minute)).await;
+    let cpu = cpus.into_iter().map(|(_, c)| c).fold(0.0, f64::max);
+    let streaming = status(&app).await == "running";
+    app.close().await;
+    assert!(streaming, "the mission ended before the minute was up");
+    cpu
+}
+
 async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
     println!("mission latency, {label}:");
     let data = tempfile::tempdir().unwrap();
@@ -472,6 +497,10 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
     println!(
         "  CPU while streaming with the reader scrolled back: web process {:.0}% of a core",
         reading_back_cpu(extra_env).await
+    );
+    println!(
+        "  CPU while following for a minute (two of WebKit's memory checks in it): web process {:.0}% of a core",
+        sustained_cpu(extra_env).await
     );
 }
 
