@@ -162,17 +162,24 @@ mod tests {
         std::io::BufReader::new(xvfb.stdout.take().unwrap())
             .read_line(&mut number)
             .unwrap();
-        let status = Command::new(std::env::current_exe().unwrap())
+        let child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--ignored",
                 "--exact",
                 "memory::tests::contexts_on_a_display",
             ])
             .env("DISPLAY", format!(":{}", number.trim()))
-            .status()
+            .output()
             .unwrap();
         let _ = xvfb.kill();
         let _ = xvfb.wait();
-        assert!(status.success(), "contexts_on_a_display failed: {status}");
+        let out = String::from_utf8_lossy(&child.stdout);
+        // A filter that matches nothing also exits 0: the child must have run the test.
+        assert!(
+            child.status.success() && out.contains("1 passed"),
+            "contexts_on_a_display: {}\n{out}{}",
+            child.status,
+            String::from_utf8_lossy(&child.stderr)
+        );
     }
 }

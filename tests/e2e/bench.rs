@@ -124,6 +124,18 @@ async fn cpu_while<T>(
     (cpu, out, wall)
 }
 
+/// The busiest of the app's web processes over `span` (a mission window's, while it
+/// streams), in percent of a core.
+async fn busiest_web_cpu(data_dir: &Path, span: Duration) -> f64 {
+    let (_, children) = app_processes(data_dir);
+    let web: Vec<(u32, String)> = children
+        .into_iter()
+        .filter(|(_, name)| name.starts_with("WebKitWebProces"))
+        .collect();
+    let (cpus, (), _) = cpu_while(&web, tokio::time::sleep(span)).await;
+    cpus.into_iter().map(|(_, c)| c).fold(0.0, f64::max)
+}
+
 /// The casebook-app process using `data_dir` and its children, named, for [`cpu_while`].
 fn app_and_children(data_dir: &Path) -> Vec<(u32, String)> {
     let (pid, children) = app_processes(data_dir);
@@ -365,13 +377,7 @@ async fn reading_back_cpu(extra_env: &[(&str, &str)]) -> f64 {
         .unwrap();
     app.testid("jump-latest").await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    let (_, children) = app_processes(data.path());
-    let web: Vec<(u32, String)> = children
-        .into_iter()
-        .filter(|(_, name)| name.starts_with("WebKitWebProces"))
-        .collect();
-    let (cpus, (), _) = cpu_while(&web, tokio::time::sleep(Duration::from_secs(3))).await;
-    let cpu = cpus.into_iter().map(|(_, c)| c).fold(0.0, f64::max);
+    let cpu = busiest_web_cpu(data.path(), Duration::from_secs(3)).await;
     let streaming = status(&app).await == "running";
     app.close().await;
     assert!(
@@ -393,13 +399,7 @@ async fn sustained_cpu(extra_env: &[(&str, &str)]) -> f64 {
     while count(&app).await < 1000 {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (_, children) = app_processes(data.path());
-    let web: Vec<(u32, String)> = children
-        .into_iter()
-        .filter(|(_, name)| name.starts_with("WebKitWebProces"))
-        .collect();
-    let (cpus, (), _) = cpu_while(&web, tokio::time::sleep(minute)).await;
-    let cpu = cpus.into_iter().map(|(_, c)| c).fold(0.0, f64::max);
+    let cpu = busiest_web_cpu(data.path(), minute).await;
     let streaming = status(&app).await == "running";
     app.close().await;
     assert!(streaming, "the mission ended before the minute was up");
