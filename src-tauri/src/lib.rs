@@ -19,6 +19,14 @@ use casebook_core::backend::SandboxOptions;
 use std::sync::Arc;
 use tauri::Manager;
 
+/// The variables `run` put in this process's environment for WebKit and GTK: programs
+/// Casebook starts get the user's environment without them.
+static SET_FOR_WEBKIT: std::sync::OnceLock<Vec<&'static str>> = std::sync::OnceLock::new();
+
+pub(crate) fn set_for_webkit() -> &'static [&'static str] {
+    SET_FOR_WEBKIT.get().map_or(&[], Vec::as_slice)
+}
+
 /// Registers every command, generic over the runtime so tests can drive the same
 /// wiring on `tauri::test::MockRuntime` without a display. The caller manages an
 /// `Arc<Casebook>` (see [`start_core`]).
@@ -90,8 +98,14 @@ pub async fn start_core<R: tauri::Runtime>(
 
 pub fn run() {
     if casebook_core::renderer::compositing_should_be_off() {
-        // SAFETY: the first thing `run` does, before any other thread exists.
-        unsafe { std::env::set_var("WEBKIT_DISABLE_COMPOSITING_MODE", "1") };
+        let set = casebook_core::renderer::software_environment_to_set(|name| {
+            std::env::var_os(name).is_some()
+        });
+        for (name, value) in &set {
+            // SAFETY: the first thing `run` does, before any other thread exists.
+            unsafe { std::env::set_var(name, value) };
+        }
+        let _ = SET_FOR_WEBKIT.set(set.into_iter().map(|(name, _)| name).collect());
     }
     #[cfg(target_os = "linux")]
     memory::install(casebook_core::renderer::WebMemory::from_env());

@@ -5,6 +5,7 @@
 use casebook_core::Error;
 use std::ffi::OsString;
 use std::path::Path;
+use std::process::{Command, Stdio};
 
 fn program() -> OsString {
     #[cfg(feature = "test-hooks")]
@@ -20,17 +21,28 @@ fn program() -> OsString {
     }
 }
 
-fn open(target: &std::ffi::OsStr, what: &str) -> Result<(), Error> {
-    let program = program();
-    let mut child = std::process::Command::new(&program)
-        .arg(target)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+/// The opener's command for `target`, with the user's environment: not Casebook's keys,
+/// nor what Casebook set for its own WebKit (a browser built on WebKitGTK would
+/// otherwise start with compositing off).
+fn command(program: &OsString, target: &std::ffi::OsStr, ours: &[&str]) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.arg(target)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
         // Keys never travel in the environment, but the opener needs none of ours.
         .env_remove("CASEBOOK_CITATIONS_KEY")
         .env_remove("CASEBOOK_INVESTIGATIONS_KEY")
-        .env_remove("CASEBOOK_SESSION_COOKIE")
+        .env_remove("CASEBOOK_SESSION_COOKIE");
+    for name in ours {
+        cmd.env_remove(name);
+    }
+    cmd
+}
+
+fn open(target: &std::ffi::OsStr, what: &str) -> Result<(), Error> {
+    let program = program();
+    let mut child = command(&program, target, crate::set_for_webkit())
         .spawn()
         .map_err(|e| {
             Error::io(
@@ -69,6 +81,28 @@ pub fn reveal(path: &Path) -> Result<(), Error> {
 mod tests {
     use super::*;
     use casebook_core::ErrorCode;
+
+    #[test]
+    fn the_opener_gets_neither_keys_nor_what_casebook_set_for_webkit() {
+        let ours = ["WEBKIT_DISABLE_COMPOSITING_MODE", "GDK_GL"];
+        let cmd = command(&"xdg-open".into(), "https://example.com".as_ref(), &ours);
+        let removed: Vec<_> = cmd
+            .get_envs()
+            .filter(|(_, value)| value.is_none())
+            .map(|(name, _)| name.to_string_lossy().into_owned())
+            .collect();
+        for name in ours.iter().chain(&[
+            "CASEBOOK_CITATIONS_KEY",
+            "CASEBOOK_INVESTIGATIONS_KEY",
+            "CASEBOOK_SESSION_COOKIE",
+        ]) {
+            assert!(
+                removed.iter().any(|r| r == name),
+                "{name} reaches the opener"
+            );
+        }
+        assert_eq!(removed.len(), 5, "only those: {removed:?}");
+    }
 
     #[test]
     fn only_web_links_open() {

@@ -12,7 +12,7 @@
 //! processes share are counted once between them.
 
 use crate::missions::switch_to_mission_window;
-use casebook_e2e::{App, AppOptions, bare_binary, exclusive, root};
+use casebook_e2e::{App, AppOptions, bare_binary, exclusive, processes, root};
 use fantoccini::Locator;
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -52,44 +52,6 @@ fn proc_mb(path: &str, key: &str) -> f64 {
 /// and network processes) with their names.
 fn app_processes(data_dir: &Path) -> (u32, Vec<(u32, String)>) {
     processes(data_dir, "casebook-app")
-}
-
-/// The process named `program` (its first 15 bytes, as /proc keeps them) using
-/// `data_dir`, and its children with their names.
-fn processes(data_dir: &Path, program: &str) -> (u32, Vec<(u32, String)>) {
-    let want = format!("CASEBOOK_DATA_DIR={}", data_dir.display());
-    let mut app = None;
-    let mut parents = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        // "pid (comm) state ppid …": comm may hold spaces, so split after the last ')'.
-        let Some((head, tail)) = stat.rsplit_once(')') else {
-            continue;
-        };
-        let comm = head.split_once('(').map(|x| x.1).unwrap_or("").to_owned();
-        let ppid: u32 = tail
-            .split_whitespace()
-            .nth(1)
-            .and_then(|p| p.parse().ok())
-            .unwrap_or(0);
-        parents.push((pid, ppid, comm.clone()));
-        if comm == program[..program.len().min(15)] {
-            let env = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
-            if env.split(|&b| b == 0).any(|kv| kv == want.as_bytes()) {
-                app = Some(pid);
-            }
-        }
-    }
-    let app = app.unwrap_or_else(|| panic!("no {program} process for this data dir"));
-    let children = parents
-        .into_iter()
-        .filter(|(_, ppid, _)| *ppid == app)
-        .map(|(pid, _, comm)| (pid, comm))
-        .collect();
-    (app, children)
 }
 
 /// Field `n` of `/proc/PID/stat`, numbered as in proc(5) (1 is the pid); 0 if unreadable.
@@ -812,6 +774,11 @@ async fn start_figures(
     }
 }
 
+/// make bench measures the release builds; by default, this test's debug ones.
+fn bare_binary_for_bench() -> std::path::PathBuf {
+    std::env::var_os("CASEBOOK_BENCH_BARE").map_or_else(bare_binary, Into::into)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "a benchmark: make bench"]
 async fn bench_cold_start_and_idle_memory_against_a_bare_window() {
@@ -824,8 +791,7 @@ async fn bench_cold_start_and_idle_memory_against_a_bare_window() {
         .iter()
         .zip([&[("WEBKIT_DISABLE_COMPOSITING_MODE", "1")][..], &[][..]])
     {
-        // make bench measures the release builds; by default, this test's debug ones.
-        let bare_bin = std::env::var_os("CASEBOOK_BENCH_BARE").map_or_else(bare_binary, Into::into);
+        let bare_bin = bare_binary_for_bench();
         let app_bin = std::env::var_os("CASEBOOK_BENCH_APP").map(Into::into);
         let bare = start_figures(Some(bare_bin), "bare", "#ready", bare_env, RUNS).await;
         let casebook = start_figures(
@@ -852,6 +818,24 @@ async fn bench_cold_start_and_idle_memory_against_a_bare_window() {
             casebook.start_s / bare.start_s,
             casebook.pss.2 / bare.pss.2
         );
+        // With compositing off Casebook also turns off two GL paths the bare window
+        // keeps; the same floor with them off too is what is left of Casebook's own.
+        if *renderer == "auto" {
+            let same = start_figures(
+                Some(bare_binary_for_bench()),
+                "bare",
+                "#ready",
+                &casebook_core::renderer::SOFTWARE_ENVIRONMENT,
+                RUNS,
+            )
+            .await;
+            println!(
+                "  the floor with Casebook's whole software environment (GL off in the program too): idle PSS {:.0} MB, the program {:.0} MB; Casebook against it: {:.2}x",
+                same.pss.2,
+                same.pss.0,
+                casebook.pss.2 / same.pss.2
+            );
+        }
         measured.push((bare, casebook));
     }
     // The issue's own pairing: Casebook as it starts by default (the renderer it picks

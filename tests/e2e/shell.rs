@@ -1,7 +1,7 @@
 //! The window, its navigation, native drops and the dialog test hook.
 
 use casebook_core::connection::Connection;
-use casebook_e2e::{App, AppOptions, data, drag_files_onto, exclusive};
+use casebook_e2e::{App, AppOptions, data, drag_files_onto, environment, exclusive, processes};
 use std::path::Path;
 
 async fn card_state(app: &App, path: &Path) -> String {
@@ -118,6 +118,68 @@ async fn window_renders_navigation_and_each_view() {
     app.click("nav-cite").await;
     app.testid("drop-zone").await;
     app.close().await;
+}
+
+/// The renderer reaches WebKit's web processes: `software` turns compositing off, and
+/// with it the two GL paths that then draw nothing (WebKit's DMA-BUF renderer, GTK's
+/// GL); a variable the user set keeps their value; `gpu` leaves WebKit's environment as
+/// it was.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_chosen_renderer_reaches_the_web_process() {
+    let _one = exclusive().await;
+    let names = [
+        "WEBKIT_DISABLE_COMPOSITING_MODE",
+        "WEBKIT_DISABLE_DMABUF_RENDERER",
+        "GDK_GL",
+    ];
+    for (renderer, users, want) in [
+        (
+            "software",
+            None,
+            vec![
+                "WEBKIT_DISABLE_COMPOSITING_MODE=1",
+                "WEBKIT_DISABLE_DMABUF_RENDERER=1",
+                "GDK_GL=disable",
+            ],
+        ),
+        (
+            "software",
+            Some(("GDK_GL", "always")),
+            vec![
+                "WEBKIT_DISABLE_COMPOSITING_MODE=1",
+                "WEBKIT_DISABLE_DMABUF_RENDERER=1",
+                "GDK_GL=always",
+            ],
+        ),
+        ("gpu", None, vec![]),
+    ] {
+        let mut env = vec![("CASEBOOK_RENDERER".to_owned(), renderer.to_owned())];
+        env.extend(users.map(|(k, v)| (k.to_owned(), v.to_owned())));
+        let app = App::launch(AppOptions {
+            env,
+            ..Default::default()
+        })
+        .await;
+        app.testid("nav-cite").await;
+        let (_, children) = processes(app.data_dir(), "casebook-app");
+        let web: Vec<u32> = children
+            .iter()
+            .filter(|(_, name)| name.starts_with("WebKitWebProces"))
+            .map(|(pid, _)| *pid)
+            .collect();
+        assert!(!web.is_empty(), "no web process under the app");
+        for pid in web {
+            let mut got: Vec<String> = environment(pid)
+                .into_iter()
+                .filter(|kv| names.iter().any(|n| kv.starts_with(&format!("{n}="))))
+                .collect();
+            got.sort();
+            let mut want = want.clone();
+            want.sort();
+            assert_eq!(got, want, "{renderer}, the user's {users:?}");
+        }
+        app.close().await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -4,11 +4,13 @@
 mod display;
 mod drag;
 mod office;
+mod procs;
 mod session;
 
 pub use display::Xvfb;
 pub use drag::drag_files_onto;
 pub use office::{libreoffice_converts, office_texts};
+pub use procs::{environment, processes};
 pub use session::{App, AppOptions};
 
 use std::path::PathBuf;
