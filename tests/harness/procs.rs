@@ -25,10 +25,8 @@ pub fn processes(data_dir: &Path, program: &str) -> (u32, Vec<(u32, String)>) {
             .and_then(|p| p.parse().ok())
             .unwrap_or(0);
         parents.push((pid, ppid, comm.clone()));
-        if comm == program[..program.len().min(15)] {
-            if environment(pid).contains(&want) {
-                app = Some(pid);
-            }
+        if comm == program[..program.len().min(15)] && environment(pid).contains(&want) {
+            app = Some(pid);
         }
     }
     let app = app.unwrap_or_else(|| panic!("no {program} process for this data dir"));
