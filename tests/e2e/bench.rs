@@ -12,6 +12,7 @@
 //! processes share are counted once between them.
 
 use crate::missions::switch_to_mission_window;
+use casebook_core::renderer::SOFTWARE_ENVIRONMENT;
 use casebook_e2e::{App, AppOptions, bare_binary, exclusive, processes, root};
 use fantoccini::Locator;
 use std::path::Path;
@@ -774,11 +775,6 @@ async fn start_figures(
     }
 }
 
-/// make bench measures the release builds; by default, this test's debug ones.
-fn bare_binary_for_bench() -> std::path::PathBuf {
-    std::env::var_os("CASEBOOK_BENCH_BARE").map_or_else(bare_binary, Into::into)
-}
-
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "a benchmark: make bench"]
 async fn bench_cold_start_and_idle_memory_against_a_bare_window() {
@@ -787,13 +783,12 @@ async fn bench_cold_start_and_idle_memory_against_a_bare_window() {
     // The same WebDriver start for both, so its own cost is in both figures.
     let casebook_ready = "[data-testid=nav-cite]";
     let mut measured = Vec::new();
-    for ((label, renderer), bare_env) in RENDERERS
-        .iter()
-        .zip([&[("WEBKIT_DISABLE_COMPOSITING_MODE", "1")][..], &[][..]])
+    for ((label, renderer), bare_env) in RENDERERS.iter().zip([&SOFTWARE_ENVIRONMENT[..1], &[][..]])
     {
-        let bare_bin = bare_binary_for_bench();
+        // make bench measures the release builds; by default, this test's debug ones.
+        let bare_bin = std::env::var_os("CASEBOOK_BENCH_BARE").map_or_else(bare_binary, Into::into);
         let app_bin = std::env::var_os("CASEBOOK_BENCH_APP").map(Into::into);
-        let bare = start_figures(Some(bare_bin), "bare", "#ready", bare_env, RUNS).await;
+        let bare = start_figures(Some(bare_bin.clone()), "bare", "#ready", bare_env, RUNS).await;
         let casebook = start_figures(
             app_bin,
             "casebook-app",
@@ -822,10 +817,10 @@ async fn bench_cold_start_and_idle_memory_against_a_bare_window() {
         // keeps; the same floor with them off too is what is left of Casebook's own.
         if *renderer == "auto" {
             let same = start_figures(
-                Some(bare_binary_for_bench()),
+                Some(bare_bin.clone()),
                 "bare",
                 "#ready",
-                &casebook_core::renderer::SOFTWARE_ENVIRONMENT,
+                &SOFTWARE_ENVIRONMENT,
                 RUNS,
             )
             .await;
