@@ -214,7 +214,9 @@ fn excerpt(s: &str) -> String {
 /// is harmless) is also sent again when the service closed the connection under it.
 /// Servers may answer from the headers alone (a 429 or a 401) and close without reading
 /// the body, and the close can reach us before the answer does: then there is no
-/// `Retry-After`, so the waits double from one second.
+/// `Retry-After`, so the waits double from one second, and are never shorter than the
+/// last `Retry-After` the service gave. After a 429, a close is most likely another
+/// one unseen: giving up on it reports the rate limit, not the connection.
 pub(crate) async fn with_retries<F, Fut>(
     policy: RetryPolicy,
     resendable: bool,
@@ -227,11 +229,14 @@ where
     Fut: std::future::Future<Output = reqwest::Result<reqwest::Response>>,
 {
     let mut attempt = 0;
+    // The `Retry-After` of the last 429 seen, if any.
+    let mut asked_to_wait: Option<Duration> = None;
     loop {
         let wait = match send().await {
             Ok(resp) if resp.status().as_u16() != 429 => return Ok(resp),
             Ok(resp) => {
                 let wait = retry_after(&resp);
+                asked_to_wait = Some(wait);
                 if attempt >= policy.max_retries || wait > policy.max_wait {
                     let mut err = error_from(resp, what).await;
                     err.message = format!("{} {}", err.message, gave_up(attempt));
@@ -241,13 +246,22 @@ where
             }
             Err(e) if resendable && crate::connection::closed_under_us(&e) => {
                 if attempt >= policy.max_retries {
-                    let mut err = network_error(e);
+                    let mut err = match asked_to_wait {
+                        Some(wait) => Error::new(
+                            ErrorCode::RateLimited,
+                            "The service is rate limiting requests: it turned this one away, \
+                             then closed the connection before answering.",
+                        )
+                        .with_retry_after(wait.as_secs()),
+                        None => network_error(e),
+                    };
                     if attempt > 0 {
                         err.message = format!("{} {}", err.message, gave_up(attempt));
                     }
                     return Err(err);
                 }
-                Duration::from_secs(1 << attempt.min(6))
+                let doubling = Duration::from_secs(1 << attempt.min(6));
+                doubling.max(asked_to_wait.unwrap_or_default())
             }
             Err(e) => return Err(network_error(e)),
         };

@@ -23,9 +23,9 @@ struct Front {
     connections: Arc<AtomicUsize>,
 }
 
-/// Resets the first `hang_ups` connections as soon as their request headers are read;
-/// later ones are piped to `to` untouched.
-async fn front(to: SocketAddr, hang_ups: usize) -> Front {
+/// Resets the connections `hang_up` picks (by their number, from 0) as soon as their
+/// request headers are read; the others are piped to `to` untouched.
+async fn front(to: SocketAddr, hang_up: fn(usize) -> bool) -> Front {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let connections = Arc::new(AtomicUsize::new(0));
@@ -34,7 +34,7 @@ async fn front(to: SocketAddr, hang_ups: usize) -> Front {
         while let Ok((mut client, _)) = listener.accept().await {
             let n = count.fetch_add(1, Ordering::SeqCst);
             tokio::spawn(async move {
-                if n < hang_ups {
+                if hang_up(n) {
                     let mut seen = Vec::new();
                     let mut buf = [0u8; 4096];
                     while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
@@ -75,7 +75,7 @@ fn document() -> Vec<u8> {
 #[tokio::test]
 async fn a_cite_hung_up_on_is_sent_again_after_a_countdown() {
     let s = start(SandboxConfig::default()).await.unwrap();
-    let front = front(sandbox_addr(&s), 2).await;
+    let front = front(sandbox_addr(&s), |n| n < 2).await;
     let client = CitationClient::new(
         Connection::new(&front.url).unwrap(),
         ApiKey::parse(s.key()).unwrap(),
@@ -115,7 +115,7 @@ async fn a_cite_hung_up_on_is_sent_again_after_a_countdown() {
 #[tokio::test]
 async fn a_parse_hung_up_on_every_time_says_so_after_its_retries() {
     let s = start(SandboxConfig::default()).await.unwrap();
-    let front = front(sandbox_addr(&s), usize::MAX).await;
+    let front = front(sandbox_addr(&s), |_| true).await;
     let client = CitationClient::new(
         Connection::new(&front.url).unwrap(),
         ApiKey::parse(s.key()).unwrap(),
@@ -138,11 +138,64 @@ async fn a_parse_hung_up_on_every_time_says_so_after_its_retries() {
     assert_eq!(front.connections.load(Ordering::SeqCst), 2);
 }
 
+/// A service that answers 429 once and then hangs up: the close is taken for the
+/// rate limit it most likely hides, waited out at least as long as the 429 asked,
+/// and what the cite ends with once the retries run out.
+#[tokio::test]
+async fn a_hang_up_after_a_429_is_the_rate_limit_again() {
+    let s = start(SandboxConfig::default()).await.unwrap();
+    s.faults().set_429_storm(1000, 3);
+    let front = front(sandbox_addr(&s), |n| n > 0).await;
+    let client = CitationClient::new(
+        Connection::new(&front.url).unwrap(),
+        ApiKey::parse(s.key()).unwrap(),
+    )
+    .with_retry(RetryPolicy {
+        max_retries: 2,
+        max_wait: Duration::from_secs(5),
+    });
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let progress = move |p: Progress| log.lock().unwrap().push(p);
+    let doc = document();
+    let err = client
+        .cite(
+            &Input::document(&doc).unwrap(),
+            &CiteOptions::default(),
+            &progress,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::RateLimited, "{err}");
+    assert_eq!(err.retry_after_secs(), Some(3), "{err}");
+    assert!(
+        err.message()
+            .contains("closed the connection before answering")
+            && err.message().ends_with("Gave up after 3 attempts."),
+        "{err}"
+    );
+    let starts: Vec<(u64, u32)> = seen
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|p| match p {
+            Progress::RateLimited {
+                seconds, attempt, ..
+            } => Some((*seconds, *attempt)),
+            _ => None,
+        })
+        .filter(|(seconds, _)| *seconds == 3 || *seconds == 2)
+        .collect();
+    // Both waits count down from 3 s: the second is not the 2 s a bare hang-up gets.
+    assert_eq!(starts, vec![(3, 1), (2, 1), (3, 2), (2, 2)]);
+    assert_eq!(front.connections.load(Ordering::SeqCst), 3);
+}
+
 /// Starting a mission twice would start two: a hang-up is reported, never resent.
 #[tokio::test]
 async fn a_mission_start_hung_up_on_is_not_sent_again() {
     let s = start(SandboxConfig::default()).await.unwrap();
-    let front = front(sandbox_addr(&s), 1).await;
+    let front = front(sandbox_addr(&s), |n| n < 1).await;
     let client = InvestigationClient::new(
         Connection::new(&front.url).unwrap(),
         ApiKey::parse(s.key()).unwrap(),
