@@ -97,6 +97,11 @@ pub async fn start_core<R: tauri::Runtime>(
 }
 
 pub fn run() {
+    casebook_core::keys::keep_environment_secrets();
+    for name in casebook_core::keys::SECRET_ENVIRONMENT {
+        // SAFETY: the first thing `run` does, before any other thread exists.
+        unsafe { std::env::remove_var(name) };
+    }
     if casebook_core::renderer::compositing_should_be_off() {
         let set = casebook_core::renderer::software_environment_to_set(|name| {
             std::env::var_os(name).is_some()

@@ -3,6 +3,7 @@
 //! with `CASEBOOK_OPENER` (tests record what it is given).
 
 use casebook_core::Error;
+use casebook_core::keys::SECRET_ENVIRONMENT;
 use std::ffi::OsString;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -29,12 +30,9 @@ fn command(program: &OsString, target: &std::ffi::OsStr, ours: &[&str]) -> Comma
     cmd.arg(target)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        // Keys never travel in the environment, but the opener needs none of ours.
-        .env_remove("CASEBOOK_CITATIONS_KEY")
-        .env_remove("CASEBOOK_INVESTIGATIONS_KEY")
-        .env_remove("CASEBOOK_SESSION_COOKIE");
-    for name in ours {
+        .stderr(Stdio::null());
+    // `run` already took these out of the environment; an opener is no place to risk one.
+    for name in SECRET_ENVIRONMENT.iter().chain(ours) {
         cmd.env_remove(name);
     }
     cmd
@@ -91,11 +89,7 @@ mod tests {
             .filter(|(_, value)| value.is_none())
             .map(|(name, _)| name.to_string_lossy().into_owned())
             .collect();
-        for name in ours.iter().chain(&[
-            "CASEBOOK_CITATIONS_KEY",
-            "CASEBOOK_INVESTIGATIONS_KEY",
-            "CASEBOOK_SESSION_COOKIE",
-        ]) {
+        for name in ours.iter().chain(&SECRET_ENVIRONMENT) {
             assert!(
                 removed.iter().any(|r| r == name),
                 "{name} reaches the opener"

@@ -4,7 +4,7 @@
 //! for success. The client may depend only on what the seeds show.
 
 use crate::missions::{status, switch_to_mission_window};
-use casebook_e2e::{App, AppOptions, data, drag_files_onto, exclusive};
+use casebook_e2e::{App, AppOptions, data, drag_files_onto, environment, exclusive, processes};
 use casebook_sandbox::faults::{EventIds, ParseShape};
 use fantoccini::Locator;
 
@@ -58,7 +58,11 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
     // Without ids, a reconnect replays from the start: the client must skip what it has.
     // (Cut once: a server that cut every connection after 9 would never get further.)
     faults.set_drop_stream_after(9);
-    let (_dir, options) = remote(service.base_url(), service.key());
+    let (_dir, mut options) = remote(service.base_url(), service.key());
+    let cookie = "casebook_session=s3cr3t-session-value";
+    options
+        .env
+        .push(("CASEBOOK_SESSION_COOKIE".into(), cookie.into()));
     let app = App::launch(options).await;
     app.wait_css("body").await;
     let main = app.client.window().await.unwrap();
@@ -105,6 +109,27 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
         app.all_css("[data-testid=error-message]").await.is_empty(),
         "a server that simply finished is not an error"
     );
+    // The key that did all this came in the environment, as did a session: WebKit's
+    // processes, started after, inherit neither.
+    let (_, children) = processes(app.data_dir(), "casebook-app");
+    assert!(
+        children.len() >= 2,
+        "the web and network processes: {children:?}"
+    );
+    for (pid, name) in children {
+        let env = environment(pid);
+        assert!(
+            env.iter().any(|kv| kv.starts_with("PATH=")),
+            "{name}: its environment was not read"
+        );
+        for kv in env {
+            assert!(
+                !kv.contains(service.key()) && !kv.contains(cookie),
+                "{name} inherited a secret: {}",
+                kv.split('=').next().unwrap_or_default()
+            );
+        }
+    }
     app.close().await;
     service.stop().await;
 }

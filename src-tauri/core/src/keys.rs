@@ -138,6 +138,39 @@ pub struct KeyStatus {
     pub masked: Option<String>,
 }
 
+/// The environment variables that may carry a secret: each key's override and the
+/// session's.
+pub const SECRET_ENVIRONMENT: [&str; 3] = [
+    "CASEBOOK_CITATIONS_KEY",
+    "CASEBOOK_INVESTIGATIONS_KEY",
+    SESSION_ENV,
+];
+
+static KEPT_FROM_ENVIRONMENT: std::sync::OnceLock<Vec<(&'static str, String)>> =
+    std::sync::OnceLock::new();
+
+/// Keeps what [`SECRET_ENVIRONMENT`] holds in this process's memory, where the store
+/// reads it from then on, so the caller can remove the variables and the processes it
+/// starts (WebKit's, a browser) inherit no secret. The app calls this before any
+/// thread starts; the CLI, which starts no process, reads the environment as it is.
+pub fn keep_environment_secrets() {
+    let kept = SECRET_ENVIRONMENT
+        .iter()
+        .filter_map(|name| std::env::var(name).ok().map(|value| (*name, value)))
+        .collect();
+    let _ = KEPT_FROM_ENVIRONMENT.set(kept);
+}
+
+fn from_environment(name: &str) -> Option<String> {
+    match KEPT_FROM_ENVIRONMENT.get() {
+        Some(kept) => kept
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, value)| value.clone()),
+        None => std::env::var(name).ok(),
+    }
+}
+
 /// Casebook's keys in the OS keyring. Every call runs on a blocking thread:
 /// Secret Service calls can wait on D-Bus and an unlock prompt.
 #[derive(Debug, Clone)]
@@ -238,9 +271,7 @@ impl KeyStore {
         if !self.use_env {
             return None;
         }
-        std::env::var(service.env_var())
-            .ok()
-            .and_then(|v| ApiKey::parse(&v).ok())
+        from_environment(service.env_var()).and_then(|v| ApiKey::parse(&v).ok())
     }
 }
 
@@ -286,7 +317,7 @@ impl KeyStore {
     /// that cannot be read as one is treated as none, so it is never sent anywhere.
     pub async fn get_session(&self) -> Result<Option<StoredSession>> {
         if self.use_env
-            && let Ok(raw) = std::env::var(SESSION_ENV)
+            && let Some(raw) = from_environment(SESSION_ENV)
             && !raw.trim().is_empty()
         {
             return Ok(Some(StoredSession {
