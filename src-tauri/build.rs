@@ -3,6 +3,8 @@
 const COMMANDS: &[&str] = &[
     "app_info",
     "opened_documents",
+    "watch_opened_documents",
+    "watch_drops",
     "update_settings",
     "health",
     "inspect_documents",

@@ -10,6 +10,7 @@ use casebook_core::documents::DocumentInfo;
 use casebook_core::follower::MissionUpdate;
 use casebook_core::jobs::{CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile};
 use casebook_core::keys::{KeyStatus, Service};
+use casebook_core::launch::DropUpdate;
 use casebook_core::missions::{CancelAck, MissionSpec};
 use casebook_core::settings::Settings;
 use casebook_core::store::{EventFilter, EventPage, KindCount, MissionRecord};
@@ -30,6 +31,19 @@ pub async fn app_info(core: Core<'_>) -> Result<AppInfo, Error> {
 #[tauri::command]
 pub fn opened_documents() -> Vec<String> {
     casebook_core::launch::take()
+}
+
+/// `on_more` is told whenever a later start brings documents, which the main window
+/// then takes with `opened_documents`.
+#[tauri::command]
+pub fn watch_opened_documents<R: Runtime>(app: AppHandle<R>, on_more: Channel<()>) {
+    windows::tell_of_opened_documents(&app, on_more);
+}
+
+/// `on_drop` hears of files dragged over and dropped on the main window.
+#[tauri::command]
+pub fn watch_drops<R: Runtime>(app: AppHandle<R>, on_drop: Channel<DropUpdate>) {
+    windows::tell_of_drops(&app, on_drop);
 }
 
 #[tauri::command]

@@ -35,6 +35,8 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
         .invoke_handler(tauri::generate_handler![
             commands::app_info,
             commands::opened_documents,
+            commands::watch_opened_documents,
+            commands::watch_drops,
             commands::update_settings,
             commands::health,
             commands::inspect_documents,
@@ -65,6 +67,11 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
             commands::open_console,
         ])
         .on_window_event(|window, event| {
+            if let tauri::WindowEvent::DragDrop(drag) = event
+                && window.label() == "main"
+            {
+                windows::drag_drop(window.app_handle(), drag);
+            }
             if let tauri::WindowEvent::Destroyed = event
                 && let Some(core) = window.try_state::<Arc<Casebook>>()
             {

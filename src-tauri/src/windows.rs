@@ -4,11 +4,78 @@
 use crate::{notify, opener};
 use casebook_core::Error;
 use casebook_core::follower::{MissionStatusChanged, Observer};
+use casebook_core::launch::{DragState, DropUpdate};
 use casebook_core::store::{MissionRecord, MissionStatus};
+use std::sync::Mutex;
+use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
 
 /// The event the main window's missions list follows.
 pub const STATUS_EVENT: &str = "mission-status";
+
+/// A channel the main window registered: the latest one (a reloaded page registers
+/// anew), or none yet. Each is registered once: replacing a channel tells its page
+/// the old one ended, and the page then stops hearing it.
+///
+/// The main window hears of opened and dropped documents through channels, not events:
+/// listening to an event makes Tauri run a script in the page, and reading that script's
+/// answer starts a JavaScript engine in the app's own process, about 2.7 MB of it
+/// resident for good. Registering a channel runs nothing; only a message would.
+struct Bell<T>(Mutex<Option<Channel<T>>>);
+
+impl<T: serde::Serialize> Bell<T> {
+    fn ring(&self, message: T) {
+        if let Some(channel) = &*self.0.lock().unwrap_or_else(|e| e.into_inner()) {
+            let _ = channel.send(message);
+        }
+    }
+}
+
+fn keep<R: Runtime, T: Send + Sync + 'static>(app: &AppHandle<R>, channel: Channel<T>) {
+    // Managed on first use: `manage` keeps the first value and ignores later ones.
+    app.manage(Bell::<T>(Mutex::new(None)));
+    *app.state::<Bell<T>>()
+        .0
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = Some(channel);
+}
+
+/// Keeps `bell`, told of each later start that brings documents.
+pub fn tell_of_opened_documents<R: Runtime>(app: &AppHandle<R>, bell: Channel<()>) {
+    keep(app, bell);
+}
+
+/// Keeps `updates`, told of files dragged over and dropped on the main window.
+pub fn tell_of_drops<R: Runtime>(app: &AppHandle<R>, updates: Channel<DropUpdate>) {
+    app.manage(Mutex::new(DragState::default()));
+    keep(app, updates);
+}
+
+/// A drag over the main window, for the channel `tell_of_drops` kept.
+pub fn drag_drop<R: Runtime>(app: &AppHandle<R>, event: &tauri::DragDropEvent) {
+    let (Some(bell), Some(drag)) = (
+        app.try_state::<Bell<DropUpdate>>(),
+        app.try_state::<Mutex<DragState>>(),
+    ) else {
+        return;
+    };
+    let mut drag = drag.lock().unwrap_or_else(|e| e.into_inner());
+    let update = match event {
+        tauri::DragDropEvent::Enter { .. } | tauri::DragDropEvent::Over { .. } => drag.over(),
+        tauri::DragDropEvent::Leave => Some(drag.left()),
+        tauri::DragDropEvent::Drop { paths, .. } => Some(
+            drag.dropped(
+                (paths.iter())
+                    .map(|p| p.to_string_lossy().into_owned())
+                    .collect(),
+            ),
+        ),
+        _ => None,
+    };
+    if let Some(update) = update {
+        bell.ring(update);
+    }
+}
 
 /// A later start's documents (its argv, run in `cwd`) go to the running main
 /// window, which comes to the front and takes them with `opened_documents`.
@@ -17,7 +84,10 @@ pub fn open_documents<R: Runtime>(app: &AppHandle<R>, argv: &[String], cwd: &str
     if let Some(w) = app.get_webview_window("main") {
         let (_, _, _) = (w.unminimize(), w.show(), w.set_focus());
     }
-    let _ = app.emit_to("main", "open-documents", ());
+    // Before the window registered, it has yet to take them: nothing to ring.
+    if let Some(bell) = app.try_state::<Bell<()>>() {
+        bell.ring(());
+    }
 }
 
 /// Builds the main window from its `config`, where it was last when `file` keeps a

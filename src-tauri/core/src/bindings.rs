@@ -60,6 +60,7 @@ pub fn typescript() -> String {
         crate::account::AccountKey,
         crate::account::Account,
         crate::account::AccountView,
+        crate::launch::DropUpdate,
     ];
     let mut out = String::from(
         "// Generated from the Rust types by `make bindings` (src-tauri/core/src/bindings.rs). Do not edit.\n\n",

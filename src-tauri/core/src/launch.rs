@@ -3,8 +3,47 @@
 //! forwards its command line to the running one, which queues the documents here
 //! until the window takes them (it may not be listening yet).
 
+use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use ts_rs::TS;
+
+/// Files dragged over the main window, as it hears of them: only the changes a person
+/// sees (the pointer's moves while dragging are not sent).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(tag = "type", rename_all = "camelCase")]
+#[ts(tag = "type", rename_all = "camelCase")]
+pub enum DropUpdate {
+    /// Files are being dragged over the window.
+    Dragging,
+    /// They left it without being dropped.
+    Left,
+    /// They were dropped: their paths, to be checked like any others.
+    Dropped { paths: Vec<String> },
+}
+
+/// Whether the window is being dragged over, and what each drag event changes.
+#[derive(Debug, Default)]
+pub struct DragState {
+    dragging: bool,
+}
+
+impl DragState {
+    /// Files entered or moved over the window: `Dragging` the first time only.
+    pub fn over(&mut self) -> Option<DropUpdate> {
+        (!std::mem::replace(&mut self.dragging, true)).then_some(DropUpdate::Dragging)
+    }
+
+    pub fn left(&mut self) -> DropUpdate {
+        self.dragging = false;
+        DropUpdate::Left
+    }
+
+    pub fn dropped(&mut self, paths: Vec<String>) -> DropUpdate {
+        self.dragging = false;
+        DropUpdate::Dropped { paths }
+    }
+}
 
 static OPENED: Mutex<Vec<String>> = Mutex::new(Vec::new());
 
@@ -65,6 +104,18 @@ pub fn instance_id(identifier: &str, data_dir: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_drag_is_told_once_as_it_starts_and_again_as_it_ends() {
+        let mut drag = DragState::default();
+        assert_eq!(drag.over(), Some(DropUpdate::Dragging));
+        assert_eq!(drag.over(), None, "moves are not sent");
+        assert_eq!(drag.left(), DropUpdate::Left);
+        assert_eq!(drag.over(), Some(DropUpdate::Dragging), "a new drag");
+        let paths = vec!["/a.docx".to_owned()];
+        assert_eq!(drag.dropped(paths.clone()), DropUpdate::Dropped { paths });
+        assert_eq!(drag.over(), Some(DropUpdate::Dragging), "and after a drop");
+    }
 
     fn args(a: &[&str]) -> Vec<String> {
         a.iter().map(|s| s.to_string()).collect()

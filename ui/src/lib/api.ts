@@ -9,6 +9,7 @@ import type {
   CiteProgress,
   CiteSource,
   DocumentInfo,
+  DropUpdate,
   Error as AppError,
   EventFilter,
   EventPage,
@@ -48,6 +49,9 @@ export const api = {
   updateSettings: (settings: Settings) => invoke<AppInfo>("update_settings", { settings }),
   health: () => invoke<Health>("health"),
   openedDocuments: () => invoke<string[]>("opened_documents"),
+  /** `onMore` hears of each later start that brings documents. */
+  watchOpenedDocuments: (onMore: Channel<null>) => invoke<void>("watch_opened_documents", { onMore }),
+  watchDrops: (onDrop: Channel<DropUpdate>) => invoke<void>("watch_drops", { onDrop }),
   inspectDocuments: (paths: string[]) => invoke<DocumentInfo[]>("inspect_documents", { paths }),
   pickDocuments: () => invoke<DocumentInfo[]>("pick_documents"),
   keyStatus: () => invoke<KeyStatus[]>("key_status"),

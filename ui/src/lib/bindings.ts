@@ -178,3 +178,5 @@ hasKeyList: boolean,
 raw: string, };
 
 export type AccountView = { "state": "signedOut" } | { "state": "expired", message: string, source: SessionSource, } | { "state": "signedIn", account: Account, source: SessionSource, };
+
+export type DropUpdate = { "type": "dragging" } | { "type": "left" } | { "type": "dropped", paths: Array<string>, };
