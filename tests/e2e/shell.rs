@@ -1,7 +1,9 @@
 //! The window, its navigation, native drops and the dialog test hook.
 
 use casebook_core::connection::Connection;
-use casebook_e2e::{App, AppOptions, data, drag_files_onto, environment, exclusive, processes};
+use casebook_e2e::{
+    App, AppOptions, Drag, data, drag_files_onto, environment, exclusive, processes,
+};
 use std::path::Path;
 
 async fn card_state(app: &App, path: &Path) -> String {
@@ -191,6 +193,26 @@ async fn a_real_os_drop_reaches_the_app() {
 
     let docx = data("docx/headings-lorem-multirun.docx");
     let legacy = data("bad/legacy-word97-hyperlink.doc");
+    let lit = || async {
+        !app.all_css("[data-testid=drop-zone].dragging")
+            .await
+            .is_empty()
+    };
+    // Held over the window, files light the drop zone up; carried away, they leave it
+    // as it was, with nothing added.
+    let held = Drag::hold_over(app.xvfb.display(), &[&docx], x, y);
+    app.until("the drop zone lit while files are held over it", lit)
+        .await;
+    held.take_back_from(x, y);
+    app.until("the drop zone unlit once they left", || async {
+        !lit().await
+    })
+    .await;
+    assert!(
+        app.all_css("[data-testid=doc-card]").await.is_empty(),
+        "nothing was dropped"
+    );
+
     drag_files_onto(app.xvfb.display(), &[&docx, &legacy], x, y);
 
     app.until("two document cards after the drop", || async {
@@ -221,6 +243,7 @@ async fn a_real_os_drop_reaches_the_app() {
         problem.attr("data-code").await.unwrap().as_deref(),
         Some("legacy_format")
     );
+    assert!(!lit().await, "the drop zone unlit after the drop");
     app.screenshot("cite-dropped").await;
     app.close().await;
 }

@@ -8,7 +8,7 @@ mod procs;
 mod session;
 
 pub use display::Xvfb;
-pub use drag::drag_files_onto;
+pub use drag::{Drag, drag_files_onto};
 pub use office::{libreoffice_converts, office_texts};
 pub use procs::{environment, processes};
 pub use session::{App, AppOptions};
