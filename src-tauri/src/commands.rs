@@ -37,7 +37,7 @@ pub fn opened_documents() -> Vec<String> {
 /// then takes with `opened_documents`.
 #[tauri::command]
 pub fn watch_opened_documents<R: Runtime>(app: AppHandle<R>, on_more: Channel<()>) {
-    windows::tell_of_opened_documents(&app, on_more);
+    windows::keep(&app, on_more);
 }
 
 /// `on_drop` hears of files dragged over and dropped on the main window.

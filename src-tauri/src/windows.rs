@@ -31,18 +31,16 @@ impl<T: serde::Serialize> Bell<T> {
     }
 }
 
-fn keep<R: Runtime, T: Send + Sync + 'static>(app: &AppHandle<R>, channel: Channel<T>) {
+/// Keeps `channel` as the one its messages go to: `Channel<()>` is told of each later
+/// start that brings documents, `Channel<DropUpdate>` (through [`tell_of_drops`]) of
+/// files dragged onto the main window.
+pub fn keep<R: Runtime, T: Send + Sync + 'static>(app: &AppHandle<R>, channel: Channel<T>) {
     // Managed on first use: `manage` keeps the first value and ignores later ones.
     app.manage(Bell::<T>(Mutex::new(None)));
     *app.state::<Bell<T>>()
         .0
         .lock()
         .unwrap_or_else(|e| e.into_inner()) = Some(channel);
-}
-
-/// Keeps `bell`, told of each later start that brings documents.
-pub fn tell_of_opened_documents<R: Runtime>(app: &AppHandle<R>, bell: Channel<()>) {
-    keep(app, bell);
 }
 
 /// Keeps `updates`, told of files dragged over and dropped on the main window.

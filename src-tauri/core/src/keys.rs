@@ -33,7 +33,7 @@ impl Service {
     }
 
     /// The environment variable that overrides the keyring, for scripts and CI.
-    pub fn env_var(self) -> &'static str {
+    pub const fn env_var(self) -> &'static str {
         match self {
             Service::Citations => "CASEBOOK_CITATIONS_KEY",
             Service::Investigations => "CASEBOOK_INVESTIGATIONS_KEY",
@@ -141,8 +141,8 @@ pub struct KeyStatus {
 /// The environment variables that may carry a secret: each key's override and the
 /// session's.
 pub const SECRET_ENVIRONMENT: [&str; 3] = [
-    "CASEBOOK_CITATIONS_KEY",
-    "CASEBOOK_INVESTIGATIONS_KEY",
+    Service::Citations.env_var(),
+    Service::Investigations.env_var(),
     SESSION_ENV,
 ];
 
