@@ -817,7 +817,7 @@ async fn bench_cold_start_and_idle_memory_against_a_bare_window() {
         // keeps; the same floor with them off too is what is left of Casebook's own.
         if *renderer == "auto" {
             let same = start_figures(
-                Some(bare_bin.clone()),
+                Some(bare_bin),
                 "bare",
                 "#ready",
                 &SOFTWARE_ENVIRONMENT,

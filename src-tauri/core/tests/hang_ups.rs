@@ -23,6 +23,16 @@ struct Front {
     connections: Arc<AtomicUsize>,
 }
 
+impl Front {
+    /// A citation client that talks to the sandbox `s` through this front.
+    fn citations(&self, s: &RunningSandbox) -> CitationClient {
+        CitationClient::new(
+            Connection::new(&self.url).unwrap(),
+            ApiKey::parse(s.key()).unwrap(),
+        )
+    }
+}
+
 /// Resets the connections `hang_up` picks (by their number, from 0) as soon as their
 /// request headers are read; the others are piped to `to` untouched.
 async fn front(to: SocketAddr, hang_up: fn(usize) -> bool) -> Front {
@@ -104,10 +114,7 @@ async fn cite_with_countdowns(
 async fn a_cite_hung_up_on_is_sent_again_after_a_countdown() {
     let s = start(SandboxConfig::default()).await.unwrap();
     let front = front(sandbox_addr(&s), |n| n < 2).await;
-    let client = CitationClient::new(
-        Connection::new(&front.url).unwrap(),
-        ApiKey::parse(s.key()).unwrap(),
-    );
+    let client = front.citations(&s);
     let (cited, waits) = cite_with_countdowns(&client).await;
     assert_eq!(cited.unwrap(), OutputKind::Docx);
     assert_eq!(
@@ -122,11 +129,7 @@ async fn a_cite_hung_up_on_is_sent_again_after_a_countdown() {
 async fn a_parse_hung_up_on_every_time_says_so_after_its_retries() {
     let s = start(SandboxConfig::default()).await.unwrap();
     let front = front(sandbox_addr(&s), |_| true).await;
-    let client = CitationClient::new(
-        Connection::new(&front.url).unwrap(),
-        ApiKey::parse(s.key()).unwrap(),
-    )
-    .with_retry(RetryPolicy {
+    let client = front.citations(&s).with_retry(RetryPolicy {
         max_retries: 1,
         max_wait: Duration::from_secs(5),
     });
@@ -152,11 +155,7 @@ async fn a_hang_up_after_a_429_is_the_rate_limit_again() {
     let s = start(SandboxConfig::default()).await.unwrap();
     s.faults().set_429_storm(1000, 3);
     let front = front(sandbox_addr(&s), |n| n > 0).await;
-    let client = CitationClient::new(
-        Connection::new(&front.url).unwrap(),
-        ApiKey::parse(s.key()).unwrap(),
-    )
-    .with_retry(RetryPolicy {
+    let client = front.citations(&s).with_retry(RetryPolicy {
         max_retries: 2,
         max_wait: Duration::from_secs(5),
     });
