@@ -41,4 +41,7 @@ fn main() {
             .app_manifest(tauri_build::AppManifest::new().commands(COMMANDS)),
     )
     .expect("tauri-build failed");
+    // The bare example (the benchmarks' floor) embeds its pages when it is compiled;
+    // tauri-build watches only the app's own.
+    println!("cargo:rerun-if-changed=examples/bare/www");
 }

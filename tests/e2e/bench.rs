@@ -90,7 +90,12 @@ async fn cpu_while<T>(
 /// The busiest of the app's web processes over `span` (a mission window's, while it
 /// streams), in percent of a core.
 async fn busiest_web_cpu(data_dir: &Path, span: Duration) -> f64 {
-    let (_, children) = app_processes(data_dir);
+    busiest_web_cpu_of(data_dir, "casebook-app", span).await
+}
+
+/// [`busiest_web_cpu`] of `program` (Casebook or the bare window).
+async fn busiest_web_cpu_of(data_dir: &Path, program: &str, span: Duration) -> f64 {
+    let (_, children) = processes(data_dir, program);
     let web: Vec<(u32, String)> = children
         .into_iter()
         .filter(|(_, name)| name.starts_with("WebKitWebProces"))
@@ -231,7 +236,12 @@ async fn frame_intervals(app: &App, ms: u64) -> Vec<f64> {
 async fn bench_latency_at_200_events_a_second() {
     let _one = exclusive().await;
     for (label, renderer) in renderers() {
-        latency_run(label, &[("CASEBOOK_RENDERER", renderer)]).await;
+        latency_run(
+            label,
+            &[("CASEBOOK_RENDERER", renderer)],
+            floor_environment(renderer),
+        )
+        .await;
     }
 }
 
@@ -242,6 +252,61 @@ fn renderers() -> Vec<(&'static str, &'static str)> {
         .into_iter()
         .filter(|(_, r)| only.as_deref().is_none_or(|o| o == *r))
         .collect()
+}
+
+/// The bare window's environment for a floor beside Casebook run with `renderer`:
+/// Casebook's whole software environment where it turns compositing off (as `auto`
+/// does here), none where it leaves WebKit as it is.
+fn floor_environment(renderer: &str) -> &'static [(&'static str, &'static str)] {
+    if renderer == "gpu" {
+        &[]
+    } else {
+        &SOFTWARE_ENVIRONMENT
+    }
+}
+
+/// The floor for the mission window's CPU: the bare window, at the mission window's
+/// size, drawing `timeline.html` (a followed timeline of cards like Casebook's, with no
+/// framework, IPC or store) `draws_per_s` times a second, `per_draw` cards each. Its
+/// busiest web process's share of a core over 10 s (it costs nothing to run longer,
+/// and the figure moves less), and the draws a second it really made.
+async fn timeline_floor(env: &[(&str, &str)], draws_per_s: f64, per_draw: f64) -> (f64, f64) {
+    let data = tempfile::tempdir().unwrap();
+    let app = App::launch(AppOptions {
+        data_dir: Some(data.path().to_path_buf()),
+        env: env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        binary: Some(std::env::var_os("CASEBOOK_BENCH_BARE").map_or_else(bare_binary, Into::into)),
+        ..Default::default()
+    })
+    .await;
+    app.client.set_window_rect(0, 0, 920, 780).await.unwrap();
+    let (every, per) = ((1000.0 / draws_per_s).round(), per_draw.round().max(1.0));
+    app.client
+        .execute(
+            &format!("location.href = 'timeline.html?every={every}&per={per}';"),
+            vec![],
+        )
+        .await
+        .unwrap();
+    app.wait_css("#timeline-floor").await;
+    // Past the page's start, as Casebook's figure is.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let draws = async || {
+        let v = app
+            .client
+            .execute("return window.__draws();", vec![])
+            .await
+            .unwrap();
+        v.as_f64().unwrap_or(f64::NAN)
+    };
+    let (before, t0) = (draws().await, Instant::now());
+    let cpu = busiest_web_cpu_of(data.path(), "bare", Duration::from_secs(10)).await;
+    let drawn = (draws().await - before) / t0.elapsed().as_secs_f64();
+    app.close().await;
+    (cpu, drawn)
 }
 
 /// Casebook's default (`auto`: compositing off here, where WebKit would composite on
@@ -369,7 +434,7 @@ async fn sustained_cpu(extra_env: &[(&str, &str)]) -> f64 {
     cpu
 }
 
-async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
+async fn latency_run(label: &str, extra_env: &[(&str, &str)], floor_env: &[(&str, &str)]) {
     println!("mission latency, {label}:");
     let data = tempfile::tempdir().unwrap();
     let events = std::env::var("CASEBOOK_BENCH_EVENTS").map_or(3000, |v| v.parse().unwrap());
@@ -432,9 +497,9 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
     for (name, pct) in &cpu {
         println!("  CPU while streaming, {name}: {pct:.0}% of a core");
     }
-    match warm {
+    match &warm {
         Some((from, warm)) => {
-            for (name, pct) in &warm {
+            for (name, pct) in warm {
                 println!(
                     "  CPU while streaming once the window is warm (3 s from event {from}, nothing else asked of it), {name}: {pct:.0}% of a core"
                 );
@@ -457,6 +522,22 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)]) {
     // Cards that scroll past between two frames are never on screen, so not timed.
     assert!(!lat.is_empty(), "no card was timed");
     app.close().await;
+    // Beside the warm figure: both are the busiest web process with nothing polling
+    // the page.
+    let draws_per_s = (tally_after.1 - tally_before.1) / wall;
+    let per_draw = sent_rate / draws_per_s;
+    let (floor, floor_draws) = timeline_floor(floor_env, draws_per_s, per_draw).await;
+    let warm_web = warm
+        .iter()
+        .flat_map(|(_, cpus)| cpus)
+        .filter(|(name, _)| name.starts_with("WebKitWebProces"))
+        .map(|(_, pct)| *pct)
+        .fold(f64::NAN, f64::max);
+    println!(
+        "  floor: a bare Tauri window drawing a followed timeline of like cards ({floor_draws:.0} draws a second, {per:.0} cards each; no framework, IPC or store): web process {floor:.0}% of a core; Casebook warm {:.2}x",
+        warm_web / floor,
+        per = per_draw.round()
+    );
     println!(
         "  CPU while streaming with the reader scrolled back: web process {:.0}% of a core",
         reading_back_cpu(extra_env).await
