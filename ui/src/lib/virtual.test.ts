@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { VirtualIndex, atBottom } from "./virtual";
+import { Rows, VirtualIndex, atBottom } from "./virtual";
 
 function filled(heights: number[]): VirtualIndex {
   const v = new VirtualIndex();
@@ -78,5 +78,46 @@ describe("atBottom", () => {
     expect(atBottom(780, 200, 1000)).toBe(true);
     expect(atBottom(700, 200, 1000)).toBe(false);
     expect(atBottom(0, 500, 300)).toBe(true);
+  });
+});
+
+describe("Rows", () => {
+  const a = { id: "a" };
+  const b = { id: "b" };
+
+  it("gives an unchanged row back as the same object, and a changed one anew", () => {
+    const rows = new Rows<{ id: string }>();
+    const items: ({ id: string } | undefined)[] = [a, undefined, b];
+    const heights = [40, 84, 50];
+    const first = rows.rows(0, 3, (i) => items[i], (i) => heights[i]!);
+    expect(first.map((r) => [r.item, r.pos, r.height])).toEqual([
+      [a, 0, 40],
+      [undefined, 1, 84],
+      [b, 2, 50],
+    ]);
+    // Row 0 measured anew (its own height: the same row), the placeholder at 1 grown,
+    // the item at 2 replaced (a new filter put another there).
+    heights[0] = 44;
+    heights[1] = 90;
+    items[2] = { id: "c" };
+    const second = rows.rows(0, 3, (i) => items[i], (i) => heights[i]!);
+    expect(second[0]).toBe(first[0]);
+    expect(second[1]).not.toBe(first[1]);
+    expect(second[1]!.height).toBe(90);
+    expect(second[2]).not.toBe(first[2]);
+    expect(second[2]!.item).toEqual({ id: "c" });
+  });
+
+  it("forgets rows that scrolled out, and a page that arrived replaces its placeholder", () => {
+    const rows = new Rows<{ id: string }>();
+    const items: ({ id: string } | undefined)[] = [a, undefined, b];
+    const first = rows.rows(0, 2, (i) => items[i], () => 84);
+    const moved = rows.rows(1, 3, (i) => items[i], () => 84);
+    expect(moved[0]).toBe(first[1]);
+    items[1] = { id: "loaded" };
+    const back = rows.rows(0, 2, (i) => items[i], () => 84);
+    expect(back[0]).not.toBe(first[0]);
+    expect(back[0]!.item).toBe(a);
+    expect(back[1]!.item).toEqual({ id: "loaded" });
   });
 });

@@ -97,3 +97,33 @@ export class VirtualIndex {
 export function atBottom(scrollTop: number, clientHeight: number, scrollHeight: number, slack = 32): boolean {
   return scrollTop + clientHeight >= scrollHeight - slack;
 }
+
+/** A row of a virtualized list: its item (`undefined` while its page is fetched), its
+ *  position, and its height (what a placeholder is drawn at). */
+export interface Row<T> {
+  item: T | undefined;
+  pos: number;
+  height: number;
+}
+
+/** The rows [start, end) to draw. A row drawn last time that has not changed is the
+ *  same object again: a list compares rows by identity, and a new object for an
+ *  unchanged row redraws all of it. A row's item's own measured height does not
+ *  count as a change: only a placeholder is drawn at its height. */
+export class Rows<T> {
+  private drawn = new Map<number, Row<T>>();
+
+  rows(start: number, end: number, itemAt: (pos: number) => T | undefined, heightOf: (pos: number) => number): Row<T>[] {
+    const out: Row<T>[] = [];
+    const kept = new Map<number, Row<T>>();
+    for (let pos = start; pos < end; pos++) {
+      const [item, height, was] = [itemAt(pos), heightOf(pos), this.drawn.get(pos)];
+      const same = was !== undefined && was.item === item && (item !== undefined || was.height === height);
+      const row = same ? was : { item, pos, height };
+      out.push(row);
+      kept.set(pos, row);
+    }
+    this.drawn = kept;
+    return out;
+  }
+}
