@@ -525,6 +525,10 @@ async fn latency_run(label: &str, extra_env: &[(&str, &str)], floor_env: &[(&str
     // Beside the warm figure: both are the busiest web process with nothing polling
     // the page.
     let draws_per_s = (tally_after.1 - tally_before.1) / wall;
+    assert!(
+        draws_per_s > 1.0,
+        "the window drew {draws_per_s} times a second"
+    );
     let per_draw = sent_rate / draws_per_s;
     let (floor, floor_draws) = timeline_floor(floor_env, draws_per_s, per_draw).await;
     let warm_web = warm
