@@ -15,7 +15,7 @@ use crate::missions::switch_to_mission_window;
 use casebook_core::renderer::SOFTWARE_ENVIRONMENT;
 use casebook_e2e::{App, AppOptions, bare_binary, exclusive, processes, root};
 use fantoccini::Locator;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 const OBJECTIVE: &str = "How does urban heat exposure affect hospital admissions?";
@@ -272,16 +272,7 @@ fn floor_environment(renderer: &str) -> &'static [(&'static str, &'static str)] 
 /// and the figure moves less), and the draws a second it really made.
 async fn timeline_floor(env: &[(&str, &str)], draws_per_s: f64, per_draw: f64) -> (f64, f64) {
     let data = tempfile::tempdir().unwrap();
-    let app = App::launch(AppOptions {
-        data_dir: Some(data.path().to_path_buf()),
-        env: env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect(),
-        binary: Some(std::env::var_os("CASEBOOK_BENCH_BARE").map_or_else(bare_binary, Into::into)),
-        ..Default::default()
-    })
-    .await;
+    let app = App::launch(options_for(data.path(), Some(bare_program()), env)).await;
     app.client.set_window_rect(0, 0, 920, 780).await.unwrap();
     let (every, per) = ((1000.0 / draws_per_s).round(), per_draw.round().max(1.0));
     app.client
@@ -364,6 +355,25 @@ fn service(events: u64, pace_ms: u64) -> Service {
 
 /// The app in remote mode against `service`, with the sandbox's key for both services,
 /// in `data`, with `env`.
+/// Options to start `binary` (Casebook when `None`) on the data folder `data`, with `env`.
+fn options_for(data: &Path, binary: Option<PathBuf>, env: &[(&str, &str)]) -> AppOptions {
+    AppOptions {
+        data_dir: Some(data.to_path_buf()),
+        env: env
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+        binary,
+        ..Default::default()
+    }
+}
+
+/// The bare window's binary: `CASEBOOK_BENCH_BARE` (make bench: the release build),
+/// else this test's debug one.
+fn bare_program() -> PathBuf {
+    std::env::var_os("CASEBOOK_BENCH_BARE").map_or_else(bare_binary, Into::into)
+}
+
 fn remote_app(service: &Service, data: &Path, env: &[(&str, &str)]) -> AppOptions {
     std::fs::write(
         data.join("settings.json"),
@@ -371,17 +381,14 @@ fn remote_app(service: &Service, data: &Path, env: &[(&str, &str)]) -> AppOption
     )
     .unwrap();
     let key = "cbx_sandbox_demo_key";
-    let mut env: Vec<(String, String)> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    env.push(("CASEBOOK_CITATIONS_KEY".into(), key.into()));
-    env.push(("CASEBOOK_INVESTIGATIONS_KEY".into(), key.into()));
-    AppOptions {
-        data_dir: Some(data.to_path_buf()),
-        env,
-        ..Default::default()
-    }
+    let mut options = options_for(data, None, env);
+    options
+        .env
+        .push(("CASEBOOK_CITATIONS_KEY".into(), key.into()));
+    options
+        .env
+        .push(("CASEBOOK_INVESTIGATIONS_KEY".into(), key.into()));
+    options
 }
 
 /// The web process's CPU while a mission streams at 200 events a second and the reader
@@ -818,7 +825,7 @@ struct StartFigures {
 /// [`StartFigures`] of `binary` (Casebook when `None`) with `env`: medians of `runs`
 /// starts. Interactive: `ready` is in the DOM.
 async fn start_figures(
-    binary: Option<std::path::PathBuf>,
+    binary: Option<PathBuf>,
     program: &str,
     ready: &str,
     env: &[(&str, &str)],
@@ -829,16 +836,7 @@ async fn start_figures(
     for _ in 0..runs {
         let data = tempfile::tempdir().unwrap();
         let t0 = Instant::now();
-        let app = App::launch(AppOptions {
-            data_dir: Some(data.path().to_path_buf()),
-            env: env
-                .iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect(),
-            binary: binary.clone(),
-            ..Default::default()
-        })
-        .await;
+        let app = App::launch(options_for(data.path(), binary.clone(), env)).await;
         // Polled every 5 ms (WebDriver's default wait polls every 250).
         app.client
             .wait()
@@ -871,7 +869,7 @@ async fn bench_cold_start_and_idle_memory_against_a_bare_window() {
     for ((label, renderer), bare_env) in RENDERERS.iter().zip([&SOFTWARE_ENVIRONMENT[..1], &[][..]])
     {
         // make bench measures the release builds; by default, this test's debug ones.
-        let bare_bin = std::env::var_os("CASEBOOK_BENCH_BARE").map_or_else(bare_binary, Into::into);
+        let bare_bin = bare_program();
         let app_bin = std::env::var_os("CASEBOOK_BENCH_APP").map(Into::into);
         let bare = start_figures(Some(bare_bin.clone()), "bare", "#ready", bare_env, RUNS).await;
         let casebook = start_figures(
