@@ -123,9 +123,10 @@ async fn window_renders_navigation_and_each_view() {
 }
 
 /// The renderer reaches WebKit's web processes: `software` turns compositing off, and
-/// with it the two GL paths that then draw nothing (WebKit's DMA-BUF renderer, GTK's
-/// GL); a variable the user set keeps their value; `gpu` leaves WebKit's environment as
-/// it was.
+/// with it the GL paths that then draw nothing (WebKit's DMA-BUF renderer, GTK's GL,
+/// WebKit's question to EGL about the GPU), so the app's own process never starts Mesa;
+/// a variable the user set keeps their value; `gpu` leaves WebKit's environment as it
+/// was, and there the app's process does start Mesa (what shows the check can fail).
 #[tokio::test(flavor = "multi_thread")]
 async fn the_chosen_renderer_reaches_the_web_process() {
     let _one = exclusive().await;
@@ -133,6 +134,7 @@ async fn the_chosen_renderer_reaches_the_web_process() {
         "WEBKIT_DISABLE_COMPOSITING_MODE",
         "WEBKIT_DISABLE_DMABUF_RENDERER",
         "GDK_GL",
+        "WEBKIT_WEB_RENDER_DEVICE_FILE",
     ];
     for (renderer, users, want) in [
         (
@@ -142,6 +144,7 @@ async fn the_chosen_renderer_reaches_the_web_process() {
                 "WEBKIT_DISABLE_COMPOSITING_MODE=1",
                 "WEBKIT_DISABLE_DMABUF_RENDERER=1",
                 "GDK_GL=disable",
+                "WEBKIT_WEB_RENDER_DEVICE_FILE=/dev/null",
             ],
         ),
         (
@@ -151,6 +154,7 @@ async fn the_chosen_renderer_reaches_the_web_process() {
                 "WEBKIT_DISABLE_COMPOSITING_MODE=1",
                 "WEBKIT_DISABLE_DMABUF_RENDERER=1",
                 "GDK_GL=always",
+                "WEBKIT_WEB_RENDER_DEVICE_FILE=/dev/null",
             ],
         ),
         ("gpu", None, vec![]),
@@ -163,7 +167,27 @@ async fn the_chosen_renderer_reaches_the_web_process() {
         })
         .await;
         app.testid("nav-cite").await;
-        let (_, children) = processes(app.data_dir(), "casebook-app");
+        let (main, children) = processes(app.data_dir(), "casebook-app");
+        // Mesa's drivers (and libLLVM with them) come in by dlopen once EGL or GLX is
+        // started; the GL dispatch libraries are linked in and mapped either way.
+        let maps = std::fs::read_to_string(format!("/proc/{main}/maps")).unwrap();
+        let mesa: Vec<&str> = maps
+            .lines()
+            .filter_map(|l| l.rsplit('/').next())
+            .filter(|name| name.ends_with("_dri.so") || name.starts_with("libLLVM"))
+            .collect();
+        match (renderer, users) {
+            ("software", None) => assert!(
+                mesa.is_empty(),
+                "{renderer}: the app's process started Mesa: {mesa:?}"
+            ),
+            ("gpu", _) => assert!(
+                !mesa.is_empty(),
+                "{renderer}: the app's process composites through Mesa"
+            ),
+            // GL the user asked GTK for is theirs to have.
+            _ => {}
+        }
         let web: Vec<u32> = children
             .iter()
             .filter(|(_, name)| name.starts_with("WebKitWebProces"))
