@@ -358,6 +358,29 @@ impl App {
         (get("X"), get("Y"), get("WIDTH"), get("HEIGHT"))
     }
 
+    /// How many colours the app window shows on the X screen, read from the screen by
+    /// ImageMagick, not from WebKit: WebKitWebDriver cannot take screenshots when
+    /// compositing is off, and this tells a drawn window (text, borders, a brand mark:
+    /// dozens) from a blank one (one or two).
+    pub fn colours_on_screen(&self) -> usize {
+        let (x, y, w, h) = self.window_geometry();
+        let out = run(Command::new("import")
+            .args([
+                "-window",
+                "root",
+                "-crop",
+                &format!("{w}x{h}+{x}+{y}"),
+                "+repage",
+                "-format",
+                "%k",
+                "info:",
+            ])
+            .env("DISPLAY", self.xvfb.display()));
+        out.trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("ImageMagick counted no colours: {out}"))
+    }
+
     /// The screen point at the centre of an element, for OS-level input.
     pub async fn screen_center_of(&self, el: &Element) -> (i32, i32) {
         let (x, y, w, h) = el.rectangle().await.expect("element rectangle");
