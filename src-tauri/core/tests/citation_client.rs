@@ -364,3 +364,40 @@ async fn a_wrong_key_on_a_large_document_is_not_sent_forever() {
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Unauthorized, "{err}");
 }
+
+/// A service that takes a large document in and then fails at it (a 500, or a 200 that
+/// is not JSON) is reported as that failure, every time, in memory and streamed from
+/// its file: not sent again as though the connection had closed under it, which would
+/// make the failure land by timing.
+#[tokio::test]
+async fn a_large_document_that_fails_on_the_service_reports_that_failure() {
+    let (s, client) = setup().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("large.docx");
+    std::fs::write(&path, padded_docx(8 << 20)).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    let options = CiteOptions::default();
+    for streamed in [false, true] {
+        for (failure, want) in [
+            (Failure::Status500, ErrorCode::Server),
+            (Failure::MalformedJson, ErrorCode::Protocol),
+        ] {
+            s.faults().fail_request(1, failure);
+            let got = if streamed {
+                let doc = documents::open_file(&path).unwrap();
+                let out = tempfile::tempfile().unwrap();
+                client
+                    .cite_into(Upload::Document(&doc), &options, &no_progress, out)
+                    .await
+                    .map(|c| c.kind)
+            } else {
+                client
+                    .cite(&Input::document(&bytes).unwrap(), &options, &no_progress)
+                    .await
+                    .map(|c| c.kind)
+            };
+            let err = got.expect_err(&format!("{failure:?}, streamed {streamed}"));
+            assert_eq!(err.code(), want, "{failure:?}, streamed {streamed}: {err}");
+        }
+    }
+}

@@ -1,6 +1,7 @@
 //! Faults a test can switch on in a running sandbox, to prove the client loses
 //! nothing: latency, dropped streams, tiny SSE chunks, CRLF line endings, a 500 or a
-//! malformed JSON body on the Nth request, slow-drip bodies and 429 storms.
+//! malformed JSON body on the Nth request (once its body is read), slow-drip bodies
+//! and 429 storms.
 //!
 //! Besides faults, the same handle holds *variants*: for each point the contract
 //! leaves "not shown", the other answers a legal server could give, so a client can
@@ -548,23 +549,29 @@ async fn apply_inner(faults: &Faults, req: Request, next: Next) -> Response {
             _ => None,
         }
     };
-    match fail {
-        Some(Failure::Status500) => {
-            return crate::auth::error(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
-                "Injected fault: internal error.",
-            );
-        }
+    // These stand for a service that took the request in and then failed at it, so the
+    // body is read first. Answered from the headers, a large upload would meet a closed
+    // connection, and the client rightly sends it again: the fault would land or not by
+    // timing (answers from the headers alone are `set_read_refused`'s to model).
+    let bad = match fail {
+        Some(Failure::Status500) => Some(crate::auth::error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "Injected fault: internal error.",
+        )),
         Some(Failure::MalformedJson) => {
             let mut resp = (StatusCode::OK, "{\"documentBase64\": \"AAAA\", oops").into_response();
             resp.headers_mut().insert(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/json"),
             );
-            return resp;
+            Some(resp)
         }
-        None => {}
+        None => None,
+    };
+    if let Some(answer) = bad {
+        return crate::body::after_draining(&mut req.into_body().into_data_stream(), 0, answer)
+            .await;
     }
     let resp = next.run(req).await;
     let drip = faults.0.drip_ms_per_chunk.load(Ordering::SeqCst);

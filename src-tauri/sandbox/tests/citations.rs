@@ -5,6 +5,7 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use casebook_sandbox::{Failure, RateLimit, RunningSandbox, SandboxConfig, start};
 use serde_json::{Value, json};
+use std::time::Duration;
 
 fn data(rel: &str) -> Vec<u8> {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -574,4 +575,45 @@ async fn faults_can_be_set_over_http_with_the_key() {
         .await
         .unwrap();
     assert_eq!(resp.status(), 400, "unknown fault names are refused");
+}
+
+/// An injected 500 or malformed answer stands for a service that took the request in:
+/// nothing is answered until the body has been read. Answered from the headers, a
+/// client still sending a large document would meet a closed connection instead, and
+/// may rightly send it again: whether the fault landed would depend on timing.
+#[tokio::test]
+async fn injected_failures_are_answered_once_the_body_is_read() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let s = sandbox().await;
+    let host = s.base_url().trim_start_matches("http://").to_owned();
+    for (failure, status) in [(Failure::Status500, "500"), (Failure::MalformedJson, "200")] {
+        s.faults().fail_request(1, failure);
+        let body = json!({"essay": "x"}).to_string();
+        let mut tcp = tokio::net::TcpStream::connect(&host).await.unwrap();
+        let head = format!(
+            "POST /citations/v1/cite HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+            s.key(),
+            body.len()
+        );
+        tcp.write_all(head.as_bytes()).await.unwrap();
+        let mut first = [0u8; 64];
+        let early = tokio::time::timeout(Duration::from_millis(300), tcp.read(&mut first)).await;
+        assert!(
+            early.is_err(),
+            "{failure:?}: answered from the headers: {:?}",
+            early.map(|n| String::from_utf8_lossy(&first[..n.unwrap_or(0)]).into_owned())
+        );
+        tcp.write_all(body.as_bytes()).await.unwrap();
+        let mut answer = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), tcp.read_to_end(&mut answer))
+            .await
+            .expect("the answer comes once the body is in")
+            .unwrap();
+        let answer = String::from_utf8_lossy(&answer);
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status}")),
+            "{failure:?}: {answer}"
+        );
+    }
 }
