@@ -95,13 +95,18 @@ async fn busiest_web_cpu(data_dir: &Path, span: Duration) -> f64 {
 
 /// [`busiest_web_cpu`] of `program` (Casebook or the bare window).
 async fn busiest_web_cpu_of(data_dir: &Path, program: &str, span: Duration) -> f64 {
+    let (cpus, (), _) =
+        cpu_while(&web_processes(data_dir, program), tokio::time::sleep(span)).await;
+    cpus.into_iter().map(|(_, c)| c).fold(0.0, f64::max)
+}
+
+/// The WebKit web processes of `program` using `data_dir` (one per window), named.
+fn web_processes(data_dir: &Path, program: &str) -> Vec<(u32, String)> {
     let (_, children) = processes(data_dir, program);
-    let web: Vec<(u32, String)> = children
+    children
         .into_iter()
         .filter(|(_, name)| name.starts_with("WebKitWebProces"))
-        .collect();
-    let (cpus, (), _) = cpu_while(&web, tokio::time::sleep(span)).await;
-    cpus.into_iter().map(|(_, c)| c).fold(0.0, f64::max)
+        .collect()
 }
 
 /// The casebook-app process using `data_dir` and its children, named, for [`cpu_while`].
@@ -436,10 +441,8 @@ async fn sustained_cpu(extra_env: &[(&str, &str)]) -> (f64, Vec<f64>) {
     while count(&app).await < 1000 {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (_, children) = processes(data.path(), "casebook-app");
-    let web: Vec<u32> = children
+    let web: Vec<u32> = web_processes(data.path(), "casebook-app")
         .into_iter()
-        .filter(|(_, name)| name.starts_with("WebKitWebProces"))
         .map(|(pid, _)| pid)
         .collect();
     // CPU seconds of each web process at each window's edge.

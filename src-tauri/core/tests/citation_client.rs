@@ -273,6 +273,40 @@ fn padded_docx(extra: usize) -> Vec<u8> {
     to.finish().unwrap().into_inner()
 }
 
+/// An 8 MB document written to a file, and its bytes: large enough that its body is
+/// still being sent when the service answers. The directory goes when the guard does.
+fn large_docx() -> (tempfile::TempDir, std::path::PathBuf, Vec<u8>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("large.docx");
+    let bytes = padded_docx(8 << 20);
+    std::fs::write(&path, &bytes).unwrap();
+    (dir, path, bytes)
+}
+
+/// Cites the document at `path` (its `bytes`) streamed from its file, or in memory.
+async fn cite_either_way(
+    client: &CitationClient,
+    path: &std::path::Path,
+    bytes: &[u8],
+    streamed: bool,
+    progress: &(dyn Fn(Progress) + Send + Sync),
+) -> casebook_core::Result<OutputKind> {
+    let options = CiteOptions::default();
+    if streamed {
+        let doc = documents::open_file(path).unwrap();
+        let out = tempfile::tempfile().unwrap();
+        client
+            .cite_into(Upload::Document(&doc), &options, progress, out)
+            .await
+            .map(|c| c.kind)
+    } else {
+        client
+            .cite(&Input::document(bytes).unwrap(), &options, progress)
+            .await
+            .map(|c| c.kind)
+    }
+}
+
 /// A large cite turned away with 429s, by a service that answers from the headers
 /// and closes under the body still arriving (the close may beat the answer: see
 /// `hang_ups.rs` for that made certain) and by one that reads the body first. Either
@@ -280,11 +314,7 @@ fn padded_docx(extra: usize) -> Vec<u8> {
 #[tokio::test]
 async fn a_refusal_before_the_body_is_read_is_waited_out() {
     let (s, client) = setup().await;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("large.docx");
-    std::fs::write(&path, padded_docx(8 << 20)).unwrap();
-    let bytes = std::fs::read(&path).unwrap();
-    let options = CiteOptions::default();
+    let (_dir, path, bytes) = large_docx();
     for read_refused in [false, true] {
         for streamed in [false, true] {
             s.faults().set_read_refused(read_refused);
@@ -292,19 +322,7 @@ async fn a_refusal_before_the_body_is_read_is_waited_out() {
             let seen = Arc::new(Mutex::new(Vec::new()));
             let log = seen.clone();
             let progress = move |p: Progress| log.lock().unwrap().push(p);
-            let kind = if streamed {
-                let doc = documents::open_file(&path).unwrap();
-                let out = tempfile::tempfile().unwrap();
-                client
-                    .cite_into(Upload::Document(&doc), &options, &progress, out)
-                    .await
-                    .map(|c| c.kind)
-            } else {
-                client
-                    .cite(&Input::document(&bytes).unwrap(), &options, &progress)
-                    .await
-                    .map(|c| c.kind)
-            };
+            let kind = cite_either_way(&client, &path, &bytes, streamed, &progress).await;
             let case = format!("read_refused {read_refused}, streamed {streamed}");
             assert_eq!(kind.expect(&case), OutputKind::Docx, "{case}");
             let attempts: Vec<u32> = seen
@@ -372,30 +390,14 @@ async fn a_wrong_key_on_a_large_document_is_not_sent_forever() {
 #[tokio::test]
 async fn a_large_document_that_fails_on_the_service_reports_that_failure() {
     let (s, client) = setup().await;
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("large.docx");
-    std::fs::write(&path, padded_docx(8 << 20)).unwrap();
-    let bytes = std::fs::read(&path).unwrap();
-    let options = CiteOptions::default();
+    let (_dir, path, bytes) = large_docx();
     for streamed in [false, true] {
         for (failure, want) in [
             (Failure::Status500, ErrorCode::Server),
             (Failure::MalformedJson, ErrorCode::Protocol),
         ] {
             s.faults().fail_request(1, failure);
-            let got = if streamed {
-                let doc = documents::open_file(&path).unwrap();
-                let out = tempfile::tempfile().unwrap();
-                client
-                    .cite_into(Upload::Document(&doc), &options, &no_progress, out)
-                    .await
-                    .map(|c| c.kind)
-            } else {
-                client
-                    .cite(&Input::document(&bytes).unwrap(), &options, &no_progress)
-                    .await
-                    .map(|c| c.kind)
-            };
+            let got = cite_either_way(&client, &path, &bytes, streamed, &no_progress).await;
             let err = got.expect_err(&format!("{failure:?}, streamed {streamed}"));
             assert_eq!(err.code(), want, "{failure:?}, streamed {streamed}: {err}");
         }
