@@ -45,6 +45,12 @@ const MIGRATIONS: &[&str] = &[
     "CREATE VIRTUAL TABLE events_text USING fts5(body, content='', tokenize='trigram');
     INSERT INTO events_text(rowid, body) SELECT rowid, event || ' ' || data FROM events;
     CREATE INDEX events_by_kind ON events(session_id, event, seq);",
+    // 3: the search index is brought up to date after events are written, not in the
+    // same transaction: a trigram insert (and the index's merges) is most of a write,
+    // and a live event waited for it on its way to the window. Events up to `upto`
+    // (a rowid of `events`) are in the index; every one so far was indexed as written.
+    "CREATE TABLE events_text_upto (upto INTEGER NOT NULL);
+    INSERT INTO events_text_upto (upto) SELECT COALESCE(MAX(rowid), 0) FROM events;",
 ];
 
 /// Where a mission stands, as the UI shows it.
@@ -417,11 +423,6 @@ impl MissionStore {
                 if inserted == 0 {
                     continue;
                 }
-                tx.execute(
-                    "INSERT INTO events_text(rowid, body) VALUES (last_insert_rowid(), ?1 || ' ' || ?2)",
-                    params![event.event, event.data.to_string()],
-                )
-                .map_err(db_err)?;
                 status = status.after(&event);
                 if event.id.is_some() {
                     last_id = event.id.clone();
@@ -441,10 +442,24 @@ impl MissionStore {
         .await
     }
 
+    /// Puts every event written since the last call into the search index. Writers
+    /// call it once their events are on their way (the follower, after it has sent
+    /// them); a search calls it first too, so it covers every event whoever wrote them,
+    /// even after a writer was killed between the two.
+    pub async fn index_text(&self) -> Result<u64> {
+        self.with(index_text).await
+    }
+
     /// How many of the mission's events pass `filter`.
     pub async fn count(&self, session_id: &str, filter: &EventFilter) -> Result<u64> {
         let (id, f) = (session_id.to_owned(), filter.clone());
-        self.with(move |c| count_in(c, &id, &f)).await
+        self.with(move |c| {
+            if f.searches_text() {
+                index_text(c)?;
+            }
+            count_in(c, &id, &f)
+        })
+        .await
     }
 
     /// One page of a timeline, counted and read in one snapshot: how many events pass
@@ -462,6 +477,9 @@ impl MissionStore {
     ) -> Result<EventPage> {
         let (id, f) = (session_id.to_owned(), filter.clone());
         self.with(move |c| {
+            if f.searches_text() {
+                index_text(c)?;
+            }
             let tx = c.transaction().map_err(db_err)?;
             let total = count_in(&tx, &id, &f)?;
             let limit = u64::from(limit.min(MAX_PAGE));
@@ -576,6 +594,39 @@ pub struct EventPage {
     pub events: Vec<StoredEvent>,
 }
 
+/// Indexes the events after `events_text_upto`, and moves it past them: how many.
+/// IMMEDIATE: another process writing the same database waits, so no event is
+/// indexed twice (a contentless index would count it twice) or skipped.
+fn index_text(c: &mut Connection) -> Result<u64> {
+    let pending = |c: &Connection| -> rusqlite::Result<(i64, i64)> {
+        c.query_row(
+            "SELECT (SELECT upto FROM events_text_upto), (SELECT COALESCE(MAX(rowid), 0) FROM events)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+    };
+    // Nothing new is the usual answer for a search: no write lock for it.
+    let (upto, last) = pending(c).map_err(db_err)?;
+    if last <= upto {
+        return Ok(0);
+    }
+    let tx = c
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(db_err)?;
+    let (upto, last) = pending(&tx).map_err(db_err)?;
+    let added = tx
+        .execute(
+            "INSERT INTO events_text(rowid, body)
+             SELECT rowid, event || ' ' || data FROM events WHERE rowid > ?1 AND rowid <= ?2",
+            params![upto, last],
+        )
+        .map_err(db_err)?;
+    tx.execute("UPDATE events_text_upto SET upto = ?1", [last.max(upto)])
+        .map_err(db_err)?;
+    tx.commit().map_err(db_err)?;
+    Ok(added as u64)
+}
+
 fn count_in(c: &Connection, session_id: &str, filter: &EventFilter) -> Result<u64> {
     let (clause, args) = filter.sql(session_id);
     c.prepare_cached(&format!("SELECT COUNT(*) FROM events e WHERE {clause}"))
@@ -597,6 +648,11 @@ pub struct EventFilter {
 }
 
 impl EventFilter {
+    /// Whether the search is long enough to go through the trigram index.
+    fn searches_text(&self) -> bool {
+        self.search.as_deref().unwrap_or("").trim().chars().count() >= 3
+    }
+
     /// The WHERE clause over `events e` and its arguments.
     fn sql(&self, session_id: &str) -> (String, Vec<rusqlite::types::Value>) {
         let mut clause = String::from("e.session_id = ?");
@@ -606,7 +662,7 @@ impl EventFilter {
             args.push(kind.to_owned().into());
         }
         let needle = self.search.as_deref().unwrap_or("").trim();
-        if needle.chars().count() >= 3 {
+        if self.searches_text() {
             // One phrase: the trigram index finds it as a substring; quotes doubled.
             clause.push_str(
                 " AND e.rowid IN (SELECT rowid FROM events_text WHERE events_text MATCH ?)",
@@ -956,5 +1012,162 @@ mod tests {
             search: Some("lowers heat".into()),
         };
         assert_eq!(store.count("ses_old", &f).await.unwrap(), 1);
+        // Indexed once, by the migration: nothing is left for the next call.
+        assert_eq!(store.index_text().await.unwrap(), 0);
+    }
+
+    /// A history from schema 2 (each event indexed as it was written) is not indexed
+    /// again: a contentless index would count every old event twice.
+    #[tokio::test]
+    async fn a_history_indexed_as_written_is_not_indexed_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("casebook.db");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(MIGRATIONS[0]).unwrap();
+            c.execute_batch(MIGRATIONS[1]).unwrap();
+            c.pragma_update(None, "user_version", 2).unwrap();
+            c.execute_batch(
+                "INSERT INTO missions VALUES ('ses_2', NULL, 'o', 'research', 'fixed', 100, 'http://127.0.0.1:1', 'running', 0, 0, '2');
+                 INSERT INTO events VALUES ('ses_2', 1, '1', 'note', '{\"text\":\"tide tables\"}', 0);
+                 INSERT INTO events_text(rowid, body) SELECT rowid, event || ' ' || data FROM events;",
+            )
+            .unwrap();
+        }
+        let store = MissionStore::open(&path).unwrap();
+        assert_eq!(store.index_text().await.unwrap(), 0);
+        store
+            .append(
+                "ses_2",
+                vec![MissionEvent::new(
+                    Some("2".into()),
+                    "note".into(),
+                    "{\"text\":\"tide gauges\"}",
+                )],
+            )
+            .await
+            .unwrap();
+        assert_eq!(store.index_text().await.unwrap(), 1);
+        assert_eq!(store.count("ses_2", &search_for("tide")).await.unwrap(), 2);
+        assert_eq!(
+            store.count("ses_2", &search_for("tables")).await.unwrap(),
+            1
+        );
+    }
+
+    fn search_for(text: &str) -> EventFilter {
+        EventFilter {
+            kind: None,
+            search: Some(text.into()),
+        }
+    }
+
+    /// Events are written first and indexed after (the follower sends them between
+    /// the two); a search indexes whatever is left, so it finds every event even if
+    /// nobody indexed them, and each only once.
+    #[tokio::test]
+    async fn a_search_finds_events_written_but_not_yet_indexed() {
+        let (store, s) = store_with_mission().await;
+        let note = |id: &str, text: &str| {
+            MissionEvent::new(
+                Some(id.into()),
+                "note".into(),
+                &serde_json::json!({ "text": text }).to_string(),
+            )
+        };
+        store
+            .append(
+                &s.session_id,
+                vec![note("1", "mangrove roots"), note("2", "salt marsh")],
+            )
+            .await
+            .unwrap();
+        let page = store
+            .page(&s.session_id, &search_for("mangrove"), Some(0), 10)
+            .await
+            .unwrap();
+        assert_eq!(page.total, 1);
+        assert_eq!(page.events[0].event.id.as_deref(), Some("1"));
+        // The search indexed both; nothing is left, and nothing is indexed twice.
+        assert_eq!(store.index_text().await.unwrap(), 0);
+        store
+            .append(&s.session_id, vec![note("3", "mangrove seedlings")])
+            .await
+            .unwrap();
+        assert_eq!(store.index_text().await.unwrap(), 1);
+        assert_eq!(store.index_text().await.unwrap(), 0);
+        assert_eq!(
+            store
+                .count(&s.session_id, &search_for("mangrove"))
+                .await
+                .unwrap(),
+            2
+        );
+        assert_eq!(
+            store
+                .count(&s.session_id, &search_for("marsh"))
+                .await
+                .unwrap(),
+            1
+        );
+        // Short needles scan the events themselves, index or not.
+        assert_eq!(
+            store.count(&s.session_id, &search_for("ro")).await.unwrap(),
+            2
+        );
+    }
+
+    /// The app and the CLI may share one history: what one writes, the other's search
+    /// finds, and neither indexes an event the other already has.
+    #[tokio::test]
+    async fn two_writers_share_one_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("casebook.db");
+        let (a, b) = (
+            MissionStore::open(&path).unwrap(),
+            MissionStore::open(&path).unwrap(),
+        );
+        let session = Session {
+            session_id: "ses_two".into(),
+            continuation_token: None,
+            extra: Default::default(),
+        };
+        a.insert(
+            &session,
+            &MissionSpec::new("Shared", 100),
+            "http://127.0.0.1:9",
+        )
+        .await
+        .unwrap();
+        for i in 0..10 {
+            let writer = if i % 2 == 0 { &a } else { &b };
+            let data = serde_json::json!({ "text": format!("estuary sample {i}") }).to_string();
+            writer
+                .append(
+                    "ses_two",
+                    vec![MissionEvent::new(Some(i.to_string()), "note".into(), &data)],
+                )
+                .await
+                .unwrap();
+            if i % 3 == 0 {
+                writer.index_text().await.unwrap();
+            }
+        }
+        assert_eq!(
+            b.count("ses_two", &search_for("estuary")).await.unwrap(),
+            10
+        );
+        assert_eq!(
+            a.count("ses_two", &search_for("estuary")).await.unwrap(),
+            10
+        );
+        assert_eq!(
+            a.index_text().await.unwrap() + b.index_text().await.unwrap(),
+            0
+        );
+        assert_eq!(
+            a.count("ses_two", &search_for("sample 7")).await.unwrap(),
+            1
+        );
     }
 }
