@@ -24,16 +24,18 @@ use ts_rs::TS;
 const REPLAY_PAGE: u32 = 2_000;
 /// Events written (and sent) in one go when they arrive faster than one by one.
 const MAX_BATCH: usize = 1_000;
-/// After a write, events gather this long before the next one. The first event
-/// after a quiet spell still goes out at once; in a burst, one write and one
-/// message per gap instead of one per event keeps the store, the IPC bridge and the
-/// window's renders from falling behind. Each message to a window costs its web
-/// process about 1.6 ms whatever its size (Tauri evaluates a script per message), so
-/// the gap is what a burst costs there: at 200 events a second, 10 ms meant about 75
-/// messages a second (about 12% of a core); 30 ms, about 30 (about 5%). It is also
-/// most of what an event waits in a burst: event-to-screen p99 stays 44-46 ms, under
-/// the window's 50 ms goal but not by much, so it should not grow.
-const GATHER: std::time::Duration = std::time::Duration::from_millis(30);
+/// Batches start at most this often. The first event after a quiet spell still goes
+/// out at once; in a burst, one write and one message per gap instead of one per event
+/// keeps the store, the IPC bridge and the window from falling behind. A window draws
+/// once per message, and while it follows a burst each draw repaints the whole
+/// timeline (in software, without a GPU): the gap sets what a burst costs the web
+/// process. At 200 events a second, 30 ms (31 draws a second) took it to 31-35% of a
+/// core, 38 ms (26 a second) to 29-30%; the messages alone, drawing nothing, cost
+/// about 3%. The gap is also most of what an event waits in a burst, so it is as long
+/// as the window's 50 ms event-to-screen goal allows: p99 44-46 ms with 30 ms while
+/// the search index was written in the same transaction (its merges put 10-20 ms on
+/// one batch in twenty), 45 ms with 38 ms now that it is written after the send.
+const GATHER: std::time::Duration = std::time::Duration::from_millis(38);
 
 /// What a subscriber hears.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -285,6 +287,7 @@ impl Follower {
         // Stops the stream if writing to the store fails and this returns early.
         let abort = AbortOnDrop(Some(watch.abort_handle()));
         while let Some(first) = rx.recv().await {
+            let taken = tokio::time::Instant::now();
             let mut batch = vec![first];
             while batch.len() < MAX_BATCH {
                 match rx.try_recv() {
@@ -293,7 +296,12 @@ impl Follower {
                 }
             }
             self.apply(w, batch).await?;
-            tokio::time::sleep(GATHER).await;
+            // Sent: now the search index, while the next batch gathers. A search
+            // indexes what is left first, so a failure here loses nothing.
+            if let Err(e) = self.store.index_text().await {
+                tracing::warn!(session = %w.record.session_id, "cannot index the mission's events yet: {}", e.message);
+            }
+            tokio::time::sleep_until(taken + GATHER).await;
         }
         drop(abort);
         watch

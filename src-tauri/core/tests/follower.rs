@@ -6,7 +6,7 @@ use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
 use casebook_core::follower::{MissionUpdate, Observer, Sink};
 use casebook_core::missions::{MissionEvent, MissionSpec};
-use casebook_core::store::{MissionRecord, MissionStatus, MissionStore};
+use casebook_core::store::{EventFilter, MissionRecord, MissionStatus, MissionStore};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -125,6 +125,24 @@ async fn one_watcher_feeds_every_subscriber_each_event_once() {
     let mut unique = stored.clone();
     unique.dedup();
     assert_eq!(unique, stored, "the store holds each event once");
+    // The follower indexed each batch once it was sent: no search has to.
+    assert_eq!(core.store.index_text().await.unwrap(), 0);
+    let all = core.store.events(&id, 0, u32::MAX).await.unwrap();
+    let word = "source";
+    let expected = all
+        .iter()
+        .filter(|e| {
+            format!("{} {}", e.event.event, e.event.data)
+                .to_lowercase()
+                .contains(word)
+        })
+        .count() as u64;
+    assert!(expected > 0, "the sandbox's mission finds sources");
+    let search = EventFilter {
+        kind: None,
+        search: Some(word.into()),
+    };
+    assert_eq!(core.store.count(&id, &search).await.unwrap(), expected);
     for (name, seen) in [("second", &seen2), ("reloaded", &seen1b)] {
         let seen = seen.lock().unwrap().clone();
         assert_eq!(seen[0]["type"], "mission", "{name}: the record comes first");
