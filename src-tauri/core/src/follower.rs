@@ -29,9 +29,9 @@ const MAX_BATCH: usize = 1_000;
 /// keeps the store, the IPC bridge and the window from falling behind. A window draws
 /// once per message, and while it follows a burst each draw repaints the whole
 /// timeline (in software, without a GPU): the gap sets what a burst costs the web
-/// process. At 200 events a second, 30 ms (31 draws a second) took it to 31-35% of a
-/// core, 38 ms (26 a second) to 29-30%; the messages alone, drawing nothing, cost
-/// about 3%. The gap is also most of what an event waits in a burst, so it is as long
+/// process. At 200 events a second, over a minute, 30 ms (31 draws a second) took it
+/// to 33-37% of a core, 38 ms (26 a second) to 25-30%; the messages alone, drawing
+/// nothing, cost about 3%. The gap is also most of what an event waits in a burst, so it is as long
 /// as the window's 50 ms event-to-screen goal allows: p99 44-46 ms with 30 ms while
 /// the search index was written in the same transaction (its merges put 10-20 ms on
 /// one batch in twenty), 45 ms with 38 ms now that it is written after the send.

@@ -987,21 +987,27 @@ mod tests {
         assert_eq!(kinds[2].label, "Search");
     }
 
+    /// A history file as a Casebook at schema `version` left it, holding `rows`.
+    fn history_at(version: usize, rows: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("casebook.db");
+        let c = Connection::open(&path).unwrap();
+        for sql in &MIGRATIONS[..version] {
+            c.execute_batch(sql).unwrap();
+        }
+        c.pragma_update(None, "user_version", version).unwrap();
+        c.execute_batch(rows).unwrap();
+        (dir, path)
+    }
+
     /// A history written before search moved to SQL is indexed when it is opened.
     #[tokio::test]
     async fn an_older_history_is_indexed_on_open() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("casebook.db");
-        {
-            let c = Connection::open(&path).unwrap();
-            c.execute_batch(MIGRATIONS[0]).unwrap();
-            c.pragma_update(None, "user_version", 1).unwrap();
-            c.execute_batch(
-                "INSERT INTO missions VALUES ('ses_old', NULL, 'o', 'research', 'fixed', 100, 'http://127.0.0.1:1', 'complete', 0, 0, '1');
-                 INSERT INTO events VALUES ('ses_old', 1, '1', 'evidence', '{\"quote\":\"Shade lowers heat\"}', 0);",
-            )
-            .unwrap();
-        }
+        let (_dir, path) = history_at(
+            1,
+            "INSERT INTO missions VALUES ('ses_old', NULL, 'o', 'research', 'fixed', 100, 'http://127.0.0.1:1', 'complete', 0, 0, '1');
+             INSERT INTO events VALUES ('ses_old', 1, '1', 'evidence', '{\"quote\":\"Shade lowers heat\"}', 0);",
+        );
         let store = MissionStore::open(&path).unwrap();
         assert_eq!(
             store.schema_version().await.unwrap() as usize,
@@ -1020,20 +1026,12 @@ mod tests {
     /// again: a contentless index would count every old event twice.
     #[tokio::test]
     async fn a_history_indexed_as_written_is_not_indexed_again() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("casebook.db");
-        {
-            let c = Connection::open(&path).unwrap();
-            c.execute_batch(MIGRATIONS[0]).unwrap();
-            c.execute_batch(MIGRATIONS[1]).unwrap();
-            c.pragma_update(None, "user_version", 2).unwrap();
-            c.execute_batch(
-                "INSERT INTO missions VALUES ('ses_2', NULL, 'o', 'research', 'fixed', 100, 'http://127.0.0.1:1', 'running', 0, 0, '2');
-                 INSERT INTO events VALUES ('ses_2', 1, '1', 'note', '{\"text\":\"tide tables\"}', 0);
-                 INSERT INTO events_text(rowid, body) SELECT rowid, event || ' ' || data FROM events;",
-            )
-            .unwrap();
-        }
+        let (_dir, path) = history_at(
+            2,
+            "INSERT INTO missions VALUES ('ses_2', NULL, 'o', 'research', 'fixed', 100, 'http://127.0.0.1:1', 'running', 0, 0, '2');
+             INSERT INTO events VALUES ('ses_2', 1, '1', 'note', '{\"text\":\"tide tables\"}', 0);
+             INSERT INTO events_text(rowid, body) SELECT rowid, event || ' ' || data FROM events;",
+        );
         let store = MissionStore::open(&path).unwrap();
         assert_eq!(store.index_text().await.unwrap(), 0);
         store

@@ -113,21 +113,14 @@ async fn one_watcher_feeds_every_subscriber_each_event_once() {
     core.watch(&id, "window-a", reloaded, true).await.unwrap();
     core.watch_finished(&id).await;
 
-    let stored: Vec<String> = core
-        .store
-        .events(&id, 0, u32::MAX)
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|e| e.event.id.unwrap())
-        .collect();
+    let all = core.store.events(&id, 0, u32::MAX).await.unwrap();
+    let stored: Vec<String> = all.iter().map(|e| e.event.id.clone().unwrap()).collect();
     assert!(stored.len() >= 50, "{} events stored", stored.len());
     let mut unique = stored.clone();
     unique.dedup();
     assert_eq!(unique, stored, "the store holds each event once");
     // The follower indexed each batch once it was sent: no search has to.
     assert_eq!(core.store.index_text().await.unwrap(), 0);
-    let all = core.store.events(&id, 0, u32::MAX).await.unwrap();
     let word = "source";
     let expected = all
         .iter()
