@@ -593,10 +593,12 @@ async fn a_long_mission_pages_from_sql_as_it_scrolls_and_searches() {
     app.close().await;
 }
 
-/// While a mission streams fast, the reader's scroll back wins over the timeline's
-/// following, even when a draw lands between the scroll and its scroll event.
+/// While a mission streams fast, the followed timeline shows its end as drawn (the
+/// newest card at the bottom, no gap at the top, before the cards are measured), and
+/// the reader's scroll back wins over the following, even when a draw lands between
+/// the scroll and its scroll event.
 #[tokio::test(flavor = "multi_thread")]
-async fn scrolling_back_during_a_fast_stream_stops_following() {
+async fn a_fast_stream_is_followed_to_its_end_and_scrolling_back_stops_it() {
     let _one = exclusive().await;
     let app = App::launch(AppOptions {
         env: vec![
@@ -610,6 +612,39 @@ async fn scrolling_back_during_a_fast_stream_stops_following() {
     switch_to_mission_window(&app, &main).await;
     let count = || async { app.mission_figure("count").await.unwrap_or(0) };
     until_for(30, "a few hundred events", || async { count().await > 300 }).await;
+    // Sampled every few ms for two seconds, between draws and just after them.
+    let faults = app
+        .client
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             const t = document.querySelector('[data-testid=timeline]');
+             const faults = [];
+             let samples = 0;
+             const check = () => {
+               const view = window.__casebookMission.view();
+               if (!view.follow) return faults.push('stopped following');
+               const box = t.getBoundingClientRect();
+               const rows = [...t.querySelectorAll('.event-row, .event-pending')];
+               const last = rows.at(-1);
+               if (!last) return;
+               samples += 1;
+               const bottom = last.getBoundingClientRect().bottom - (box.top + t.clientHeight);
+               if (Math.abs(bottom) > 1) faults.push(`the newest card ends ${bottom} px from the bottom`);
+               if (Number(last.dataset.pos ?? -1) !== view.total - 1 && last.classList.contains('event-row'))
+                 faults.push(`the last card drawn is #${last.dataset.pos} of ${view.total}`);
+               if (!rows.some((r) => r.getBoundingClientRect().top <= box.top + 1))
+                 faults.push('a gap above the first card drawn');
+             };
+             const end = performance.now() + 2000;
+             const tick = () => { check(); if (performance.now() < end) setTimeout(tick, 7); else done([samples, faults.slice(0, 5)]); };
+             tick();",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let (samples, faults): (u32, Vec<String>) = serde_json::from_value(faults).unwrap();
+    assert!(samples > 100, "only {samples} samples");
+    assert!(faults.is_empty(), "while following: {faults:?}");
     for round in 0..12 {
         // The scroll's event comes at the next frame; a draw may pin the timeline first.
         let away = app

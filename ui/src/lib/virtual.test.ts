@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Rows, VirtualIndex, atBottom } from "./virtual";
+import { Rows, VirtualIndex, atBottom, endUncovered } from "./virtual";
 
 function filled(heights: number[]): VirtualIndex {
   const v = new VirtualIndex();
@@ -78,6 +78,25 @@ describe("atBottom", () => {
     expect(atBottom(780, 200, 1000)).toBe(true);
     expect(atBottom(700, 200, 1000)).toBe(false);
     expect(atBottom(0, 500, 300)).toBe(true);
+  });
+});
+
+describe("endUncovered", () => {
+  it("says when the end's first visible item is above the first drawn", () => {
+    // Ten items of 100: a viewport of 250 at the end shows items 7 to 9.
+    const v = filled(Array(10).fill(100));
+    expect(endUncovered(v, 250, 7)).toBe(false);
+    expect(endUncovered(v, 250, 5)).toBe(false);
+    expect(endUncovered(v, 250, 8)).toBe(true);
+    // The last three measured at 50: the viewport now reaches back to item 6.
+    for (const i of [7, 8, 9]) v.set(i, 50);
+    expect(endUncovered(v, 250, 7)).toBe(true);
+    expect(endUncovered(v, 250, 6)).toBe(false);
+  });
+
+  it("is false with nothing drawn or a list shorter than the viewport", () => {
+    expect(endUncovered(filled([100, 100]), 250, undefined)).toBe(false);
+    expect(endUncovered(filled([100, 100]), 250, 0)).toBe(false);
   });
 });
 

@@ -93,6 +93,14 @@ export class VirtualIndex {
   }
 }
 
+/** Whether a viewport showing the end of the list starts above `firstDrawn`, the first
+ *  item drawn: items measured shorter than their estimates pull the end's first
+ *  visible item back, and the items drawn no longer cover the viewport's top. */
+export function endUncovered(index: VirtualIndex, viewport: number, firstDrawn: number | undefined): boolean {
+  if (firstDrawn === undefined) return false;
+  return index.range(Math.max(0, index.total() - viewport), viewport, 0).start < firstDrawn;
+}
+
 /** Whether a scroller is (close enough to) its bottom to keep following new items. */
 export function atBottom(scrollTop: number, clientHeight: number, scrollHeight: number, slack = 32): boolean {
   return scrollTop + clientHeight >= scrollHeight - slack;
