@@ -21,6 +21,20 @@ describe("Pacer", () => {
     expect(draws).toEqual([t0, t0 + 100]);
   });
 
+  it("says whether a draw is waiting", () => {
+    const { pacer, draws } = paced(25);
+    pacer.request();
+    expect(pacer.waiting).toBe(false);
+    pacer.request();
+    expect(pacer.waiting).toBe(true);
+    vi.advanceTimersByTime(25);
+    expect(pacer.waiting).toBe(false);
+    expect(draws).toHaveLength(2);
+    pacer.request();
+    pacer.cancel();
+    expect(pacer.waiting).toBe(false);
+  });
+
   it("draws now when told, in place of the draw that was waiting", () => {
     const { pacer, draws } = paced(250);
     const t0 = Date.now();

@@ -24,6 +24,11 @@ export class Pacer {
       }, wait);
   }
 
+  /** Whether a draw is waiting for its gap to pass. */
+  get waiting(): boolean {
+    return this.timer !== null;
+  }
+
   /** Draws now, instead of any draw waiting (something the reader did must show at once). */
   drawNow(): void {
     this.cancel();
