@@ -38,6 +38,18 @@ pub(crate) async fn status(app: &App) -> String {
         .unwrap_or_default()
 }
 
+/// Each time the mission window stopped following, and why (its test hook).
+pub(crate) async fn follow_stops(app: &App) -> String {
+    app.client
+        .execute(
+            "return window.__casebookMission ? window.__casebookMission.followStops() : [];",
+            vec![],
+        )
+        .await
+        .map(|v| v.to_string())
+        .unwrap_or_default()
+}
+
 /// Every event id the mission window holds, in order (its test hook).
 async fn held_ids(app: &App) -> Vec<String> {
     let v = app
@@ -612,39 +624,68 @@ async fn a_fast_stream_is_followed_to_its_end_and_scrolling_back_stops_it() {
     switch_to_mission_window(&app, &main).await;
     let count = || async { app.mission_figure("count").await.unwrap_or(0) };
     until_for(30, "a few hundred events", || async { count().await > 300 }).await;
-    // Sampled every few ms for two seconds, between draws and just after them.
-    let faults = app
-        .client
-        .execute_async(
-            "const done = arguments[arguments.length - 1];
-             const t = document.querySelector('[data-testid=timeline]');
-             const faults = [];
-             let samples = 0;
-             const check = () => {
-               const view = window.__casebookMission.view();
-               if (!view.follow) return faults.push('stopped following');
-               const box = t.getBoundingClientRect();
-               const rows = [...t.querySelectorAll('.event-row, .event-pending')];
-               const last = rows.at(-1);
-               if (!last) return;
-               samples += 1;
-               const bottom = last.getBoundingClientRect().bottom - (box.top + t.clientHeight);
-               if (Math.abs(bottom) > 1) faults.push(`the newest card ends ${bottom} px from the bottom`);
-               if (Number(last.dataset.pos ?? -1) !== view.total - 1 && last.classList.contains('event-row'))
-                 faults.push(`the last card drawn is #${last.dataset.pos} of ${view.total}`);
-               if (!rows.some((r) => r.getBoundingClientRect().top <= box.top + 1))
-                 faults.push('a gap above the first card drawn');
-             };
-             const end = performance.now() + 2000;
-             const tick = () => { check(); if (performance.now() < end) setTimeout(tick, 7); else done([samples, faults.slice(0, 5)]); };
-             tick();",
-            vec![],
-        )
-        .await
-        .unwrap();
-    let (samples, faults): (u32, Vec<String>) = serde_json::from_value(faults).unwrap();
-    assert!(samples > 100, "only {samples} samples");
-    assert!(faults.is_empty(), "while following: {faults:?}");
+    // Sampled every few ms for two seconds, between draws and just after them; then
+    // for two more while the header's height changes every 100 ms, as when the
+    // status's detail comes and goes (the list's height moves with the viewport's).
+    for wobble in [false, true] {
+        let faults = app
+            .client
+            .execute_async(
+                "const [wobble, done] = arguments;
+                 const t = document.querySelector('[data-testid=timeline]');
+                 const header = document.querySelector('.mission-header');
+                 const faults = [];
+                 let samples = 0;
+                 // Frames since the header changed: where the cards sit is checked once
+                 // the window has drawn again.
+                 let frames = 2;
+                 const frame = () => { frames += 1; if (performance.now() < end) requestAnimationFrame(frame); };
+                 const check = () => {
+                   const view = window.__casebookMission.view();
+                   if (!view.follow) return faults.push('stopped following');
+                   if (frames < 2) return;
+                   const box = t.getBoundingClientRect();
+                   const rows = [...t.querySelectorAll('.event-row, .event-pending')];
+                   const last = rows.at(-1);
+                   if (!last) return;
+                   samples += 1;
+                   const bottom = last.getBoundingClientRect().bottom - (box.top + t.clientHeight);
+                   if (Math.abs(bottom) > 1) faults.push(`the newest card ends ${bottom} px from the bottom`);
+                   // Events that arrived since the last draw wait for the next one.
+                   if (!view.drawWaiting && Number(last.dataset.pos ?? -1) !== view.total - 1 && last.classList.contains('event-row'))
+                     faults.push(`the last card drawn is #${last.dataset.pos} of ${view.total}`);
+                   if (!rows.some((r) => r.getBoundingClientRect().top <= box.top + 1))
+                     faults.push('a gap above the first card drawn');
+                 };
+                 const end = performance.now() + 2000;
+                 let changed = performance.now();
+                 const tick = () => {
+                   if (wobble && performance.now() - changed >= 100) {
+                     header.style.paddingBottom = header.style.paddingBottom ? '' : `${20 + Math.floor(Math.random() * 60)}px`;
+                     changed = performance.now();
+                     frames = 0;
+                   }
+                   check();
+                   if (performance.now() < end) setTimeout(tick, 7);
+                   else { header.style.paddingBottom = ''; done([samples, faults.slice(0, 5)]); }
+                 };
+                 requestAnimationFrame(frame);
+                 tick();",
+                vec![serde_json::Value::Bool(wobble)],
+            )
+            .await
+            .unwrap();
+        let (samples, faults): (u32, Vec<String>) = serde_json::from_value(faults).unwrap();
+        let stops = follow_stops(&app).await;
+        assert!(
+            samples > if wobble { 20 } else { 100 },
+            "header changing: {wobble}; only {samples} samples; following stopped: {stops}"
+        );
+        assert!(
+            faults.is_empty(),
+            "header changing: {wobble}; while following: {faults:?}; stops: {stops}"
+        );
+    }
     for round in 0..12 {
         // The scroll's event comes at the next frame; a draw may pin the timeline first.
         let away = app

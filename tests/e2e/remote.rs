@@ -3,7 +3,7 @@
 //! a cut, another completion name then 204, parse answers of another shape, 202
 //! for success. The client may depend only on what the seeds show.
 
-use crate::missions::{status, switch_to_mission_window};
+use crate::missions::{follow_stops, status, switch_to_mission_window};
 use casebook_e2e::{App, AppOptions, data, drag_files_onto, environment, exclusive, processes};
 use casebook_sandbox::faults::{EventIds, ParseShape};
 use fantoccini::Locator;
@@ -103,7 +103,8 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
     assert_eq!(
         names.last().map(String::as_str),
         Some("mission.finished"),
-        "{names:?}"
+        "{names:?}; following stopped: {}",
+        follow_stops(&app).await
     );
     assert!(
         app.all_css("[data-testid=error-message]").await.is_empty(),
