@@ -212,7 +212,7 @@ pub async fn export_mission(
     format: ExportFormat,
 ) -> Result<Option<String>, Error> {
     let (name, bytes) = core.export_mission(&session_id, format).await?;
-    let suggested = casebook_core::backend::home_dir().join(name);
+    let suggested = casebook_core::paths::home_dir().join(name);
     let title = "Export the mission transcript";
     let Some(dest) = dialog::save_file(title, &suggested, format.filter()).await? else {
         return Ok(None);

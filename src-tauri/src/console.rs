@@ -73,7 +73,7 @@ async fn watch<R: Runtime>(
     core: Arc<Casebook>,
     url: Url,
 ) {
-    let mut sign_in = casebook_core::account::ConsoleSignIn::default();
+    let mut sign_in = casebook_core::app::ConsoleSignIn::default();
     loop {
         tokio::time::sleep(POLL).await;
         if app.get_webview_window(LABEL).is_none() {

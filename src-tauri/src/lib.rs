@@ -130,9 +130,9 @@ pub fn run() {
         .init();
 
     let mut builder = tauri::Builder::default();
-    let data_dir = casebook_core::backend::data_dir();
+    let data_dir = casebook_core::paths::data_dir();
     if let Ok(dir) = &data_dir {
-        let id = casebook_core::launch::instance_id(casebook_core::backend::APP_IDENTIFIER, dir);
+        let id = casebook_core::launch::instance_id(casebook_core::paths::APP_IDENTIFIER, dir);
         builder = builder.plugin(
             tauri_plugin_single_instance::Builder::new()
                 .dbus_id(id)

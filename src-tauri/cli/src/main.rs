@@ -233,9 +233,7 @@ async fn run(cli: Cli) -> Result<(), Error> {
     };
     let data_dir = match cli.data_dir.clone() {
         Some(d) => d,
-        None if matches!(cli.command, Command::Mission { .. }) => {
-            casebook_core::backend::data_dir()?
-        }
+        None if matches!(cli.command, Command::Mission { .. }) => casebook_core::paths::data_dir()?,
         // Commands that keep no history need no data folder.
         None => std::env::temp_dir(),
     };

@@ -11,80 +11,10 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::http::{
     MAX_JSON_ANSWER_BYTES, REQUEST_TIMEOUT, RetryPolicy, error_from, read_limited, with_retries,
 };
-use crate::keys::KeyStore;
+use crate::keys::{KeyStore, SessionCookie, SessionSource};
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::fmt;
 use ts_rs::TS;
-
-/// The session: the cookies the service's console set, as one `Cookie` header value.
-/// Redacted when printed; not serializable: [`SessionCookie::expose`] is read only
-/// where the request header is built.
-#[derive(Clone, PartialEq, Eq)]
-pub struct SessionCookie(String);
-
-impl SessionCookie {
-    /// `name=value` pairs separated by `;`, in what an HTTP header may carry.
-    pub fn parse(raw: &str) -> Result<Self> {
-        let value = raw.trim();
-        if value.is_empty() {
-            return Err(Error::invalid_input("The session cookie is empty."));
-        }
-        if !value.chars().all(|c| c == ' ' || c.is_ascii_graphic()) {
-            return Err(Error::invalid_input(
-                "A session cookie is plain ASCII on one line (name=value; name2=value2); this one has another character.",
-            ));
-        }
-        if !value.split(';').all(|kv| {
-            kv.trim()
-                .split_once('=')
-                .is_some_and(|(k, _)| !k.trim().is_empty())
-        }) {
-            return Err(Error::invalid_input(
-                "A session cookie is name=value pairs separated by semicolons (as a Cookie header carries them).",
-            ));
-        }
-        Ok(Self(value.to_owned()))
-    }
-
-    /// The header value. Call only to build the `Cookie` header.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-
-    /// `err` with the cookie, and each of its values, masked: a service may quote
-    /// what it refused.
-    pub fn scrub(&self, mut err: Error) -> Error {
-        let mut secrets: Vec<&str> = vec![self.0.as_str()];
-        secrets.extend(
-            self.0
-                .split(';')
-                .filter_map(|kv| kv.split_once('=').map(|(_, v)| v.trim()))
-                .filter(|v| v.len() >= 4),
-        );
-        for s in secrets {
-            if err.message.contains(s) {
-                err.message = err.message.replace(s, "••••");
-            }
-        }
-        err
-    }
-}
-
-impl fmt::Debug for SessionCookie {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SessionCookie(<redacted>)")
-    }
-}
-
-/// Where the session in use comes from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "lowercase")]
-#[ts(rename_all = "lowercase")]
-pub enum SessionSource {
-    Keyring,
-    Environment,
-}
 
 /// One usage counter: its name in the answer (a dotted path when nested), a label
 /// for people, and its value.
@@ -594,48 +524,5 @@ mod tests {
         assert_eq!(label("cite_calls"), "Cite calls");
         assert_eq!(label("usage.totalMB"), "Usage › total mb");
         assert_eq!(label(""), "");
-    }
-}
-
-/// One sign-in through the service's console: the cookies its window holds are
-/// offered as they change (the same ones again only after a while, since a service
-/// may turn an existing cookie into a session when the person signs in).
-#[derive(Default)]
-pub struct ConsoleSignIn {
-    tried: Option<(String, std::time::Instant)>,
-}
-
-impl ConsoleSignIn {
-    const RETRY_SAME: std::time::Duration = std::time::Duration::from_secs(3);
-
-    /// Offers the window's cookies (name, value); true once the account endpoint
-    /// accepted them and they are kept as the session.
-    pub async fn offer(
-        &mut self,
-        core: &crate::app::Casebook,
-        cookies: impl IntoIterator<Item = (String, String)>,
-    ) -> bool {
-        let header = cookies
-            .into_iter()
-            .map(|(n, v)| format!("{n}={v}"))
-            .collect::<Vec<_>>()
-            .join("; ");
-        let fresh = self
-            .tried
-            .as_ref()
-            .is_none_or(|(h, at)| *h != header || at.elapsed() >= Self::RETRY_SAME);
-        if header.is_empty() || !fresh {
-            return false;
-        }
-        match core.sign_in_with_cookies(&header).await {
-            Ok(_) => true,
-            Err(e) => {
-                // Not signed in yet (or a passing failure): look again. Never the
-                // message, which is about cookies.
-                tracing::debug!(code = %e.code(), "the console's cookies are not a session yet");
-                self.tried = Some((header, std::time::Instant::now()));
-                false
-            }
-        }
     }
 }

@@ -4,9 +4,10 @@
 use crate::connection::Connection;
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::{
-    DOCUMENT_REQUEST_TIMEOUT, MAX_DOCUMENT_ANSWER_BYTES, MAX_JSON_ANSWER_BYTES, Progress,
-    REQUEST_TIMEOUT, RetryPolicy, error_from, read_limited, with_retries,
+    MAX_JSON_ANSWER_BYTES, Progress, REQUEST_TIMEOUT, RetryPolicy, error_from, read_limited,
+    with_retries,
 };
+use crate::keys::ApiKey;
 use std::time::Duration;
 
 /// How much of an answer is read, and how long the whole request may take.
@@ -19,12 +20,6 @@ pub(crate) struct Limits {
 }
 
 impl Limits {
-    /// Cite and parse: a document up and a document (or its text) back.
-    pub const DOCUMENT: Limits = Limits {
-        max_answer_bytes: MAX_DOCUMENT_ANSWER_BYTES,
-        timeout: DOCUMENT_REQUEST_TIMEOUT,
-        resendable: true,
-    };
     /// Starting a mission, cancelling: small JSON both ways.
     pub const JSON: Limits = Limits {
         max_answer_bytes: MAX_JSON_ANSWER_BYTES,
@@ -33,21 +28,30 @@ impl Limits {
         resendable: false,
     };
 }
-use crate::keys::ApiKey;
-use crate::transfer::DocumentBody;
+
+/// A body read from elsewhere (a document on disk) as it is sent, never held whole.
+/// Each retry after a 429 sends it again from its start.
+pub(crate) trait Streamed: Send + Sync {
+    /// The exact length, sent as `Content-Length`.
+    fn content_length(&self) -> u64;
+    /// The bytes from the start.
+    fn body(&self) -> reqwest::Body;
+    /// Why sending stopped, when the source (a file that changed) rather than the
+    /// network stopped it: that is the reason to show.
+    fn problem(&self) -> Option<Error>;
+}
 
 /// What a request carries.
 pub(crate) enum Payload {
     Bytes(bytes::Bytes),
-    /// A document streamed from its file.
-    Document(DocumentBody),
+    Streamed(Box<dyn Streamed>),
 }
 
 impl Payload {
     fn len(&self) -> u64 {
         match self {
             Payload::Bytes(b) => b.len() as u64,
-            Payload::Document(d) => d.content_length(),
+            Payload::Streamed(d) => d.content_length(),
         }
     }
 }
@@ -77,20 +81,8 @@ impl ApiClient {
         }
     }
 
-    /// POSTs a JSON body carrying a document to `path` and returns the successful answer's
-    /// bytes, within [`Limits::DOCUMENT`]. `what` names the call in error messages.
-    pub async fn post(
-        &self,
-        path: &str,
-        what: &str,
-        body: Vec<u8>,
-        progress: &(dyn Fn(Progress) + Send + Sync),
-    ) -> Result<bytes::Bytes> {
-        self.post_within(path, what, body, progress, Limits::DOCUMENT)
-            .await
-    }
-
-    /// [`Self::post`] within other limits.
+    /// POSTs `body` to `path` and returns the successful answer's bytes, within
+    /// `limits`. `what` names the call in error messages.
     pub async fn post_within(
         &self,
         path: &str,
@@ -129,7 +121,7 @@ impl ApiClient {
                 Payload::Bytes(b) => req.body(b.clone()),
                 // The length up front: the service can refuse an oversize body at once,
                 // and nothing is sent chunked to a server that may not take it.
-                Payload::Document(d) => req
+                Payload::Streamed(d) => req
                     .header(reqwest::header::CONTENT_LENGTH, d.content_length())
                     .body(d.body()),
             };
@@ -137,7 +129,7 @@ impl ApiClient {
         })
         .await
         .map_err(|e| match payload {
-            Payload::Document(d) => d.problem().unwrap_or(e),
+            Payload::Streamed(d) => d.problem().unwrap_or(e),
             Payload::Bytes(_) => e,
         })
         .map_err(|e| self.key.scrub(e))?;
@@ -157,7 +149,7 @@ impl ApiClient {
         Ok(resp)
     }
 
-    /// [`Self::post`] of a JSON value, answered with JSON.
+    /// [`Self::post_within`] of a JSON value, answered with JSON, within [`Limits::JSON`].
     pub async fn post_json(
         &self,
         path: &str,

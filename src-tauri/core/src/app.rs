@@ -2,14 +2,14 @@
 //! history and its follower, and the citing jobs. The Tauri shell and the CLI are
 //! adapters over [`Casebook`]; nothing here knows about windows or terminals.
 
-use crate::account::{self, AccountView, Me, SessionCookie, SessionSource};
-use crate::backend::{self, Backend, BackendMode, SandboxOptions};
+use crate::account::{self, AccountView, Me};
+use crate::backend::{Backend, BackendMode, SandboxOptions};
 use crate::citations::{CitationClient, CiteOptions, Input, Preview};
 use crate::documents::{self, DocumentInfo};
 use crate::error::{Error, ErrorCode, Result};
 use crate::follower::{Follower, Observer, Sink};
 use crate::jobs::{self, CiteJobs, CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile};
-use crate::keys::{KeyStatus, KeyStore, Service};
+use crate::keys::{KeyStatus, KeyStore, Service, SessionCookie, SessionSource};
 use crate::missions::{CancelAck, InvestigationClient, MissionSpec};
 use crate::save;
 use crate::settings::Settings;
@@ -498,5 +498,48 @@ pub async fn preview_with(client: &CitationClient, source: &CiteSource) -> Resul
 
 /// The platform data folder (or `CASEBOOK_DATA_DIR`).
 pub fn default_data_dir() -> Result<PathBuf> {
-    backend::data_dir()
+    crate::paths::data_dir()
+}
+
+/// One sign-in through the service's console: the cookies its window holds are
+/// offered as they change (the same ones again only after a while, since a service
+/// may turn an existing cookie into a session when the person signs in).
+#[derive(Default)]
+pub struct ConsoleSignIn {
+    tried: Option<(String, std::time::Instant)>,
+}
+
+impl ConsoleSignIn {
+    const RETRY_SAME: std::time::Duration = std::time::Duration::from_secs(3);
+
+    /// Offers the window's cookies (name, value); true once the account endpoint
+    /// accepted them and they are kept as the session.
+    pub async fn offer(
+        &mut self,
+        core: &Casebook,
+        cookies: impl IntoIterator<Item = (String, String)>,
+    ) -> bool {
+        let header = cookies
+            .into_iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect::<Vec<_>>()
+            .join("; ");
+        let fresh = self
+            .tried
+            .as_ref()
+            .is_none_or(|(h, at)| *h != header || at.elapsed() >= Self::RETRY_SAME);
+        if header.is_empty() || !fresh {
+            return false;
+        }
+        match core.sign_in_with_cookies(&header).await {
+            Ok(_) => true,
+            Err(e) => {
+                // Not signed in yet (or a passing failure): look again. Never the
+                // message, which is about cookies.
+                tracing::debug!(code = %e.code(), "the console's cookies are not a session yet");
+                self.tried = Some((header, std::time::Instant::now()));
+                false
+            }
+        }
+    }
 }

@@ -1,11 +1,11 @@
 //! The citation service: parse and cite, with documents checked before sending and
 //! answers checked after.
 
-use crate::api::{ApiClient, Limits, Payload};
-use crate::connection::{Connection, network_error};
-use crate::documents::{self, DocKind, MAX_REQUEST_BYTES};
+use crate::api::{ApiClient, Limits, Payload, Streamed};
+use crate::connection::Connection;
+use crate::documents::{self, DocKind, MAX_REQUEST_BYTES, Paragraph};
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{Progress, RetryPolicy};
+use crate::http::{Progress, RetryPolicy, network_error};
 use crate::keys::ApiKey;
 use crate::reader;
 use crate::transfer::{CiteAnswerDecoder, DocumentBody};
@@ -13,6 +13,13 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
+
+/// Cite and parse: a document up and a document (or its text) back.
+const DOCUMENT: Limits = Limits {
+    max_answer_bytes: documents::MAX_DOCUMENT_ANSWER_BYTES,
+    timeout: documents::DOCUMENT_REQUEST_TIMEOUT,
+    resendable: true,
+};
 
 /// How densely to cite.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
@@ -197,21 +204,6 @@ pub fn request_body(input: &Input<'_>, options: Option<&CiteOptions>) -> Result<
         ));
     }
     Ok(body)
-}
-
-/// One paragraph the service will consider.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename_all = "camelCase")]
-pub struct Paragraph {
-    pub index: u32,
-    pub text: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub slide: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub style: Option<String>,
 }
 
 /// What parse found, with anything the service added kept in `extra`.
@@ -584,7 +576,7 @@ impl CitationClient {
         let body = request_body(input, None)?;
         let answer = self
             .api
-            .post("/citations/v1/parse", "Parse", body, progress)
+            .post_within("/citations/v1/parse", "Parse", body, progress, DOCUMENT)
             .await?;
         let json: serde_json::Value = serde_json::from_slice(&answer).map_err(|e| {
             Error::new(
@@ -603,7 +595,7 @@ impl CitationClient {
         let answer = match request_body(input, None) {
             Ok(body) => {
                 self.api
-                    .post("/citations/v1/parse", "Parse", body, &no_progress)
+                    .post_within("/citations/v1/parse", "Parse", body, &no_progress, DOCUMENT)
                     .await
             }
             Err(e) => Err(e),
@@ -662,7 +654,7 @@ impl CitationClient {
     ) -> Result<CitedFile> {
         let (payload, sent) = match upload {
             Upload::Document(doc) => (
-                Payload::Document(document_body(doc, options)?),
+                Payload::Streamed(Box::new(document_body(doc, options)?)),
                 Some(doc.kind),
             ),
             Upload::Essay(text) => {
@@ -704,7 +696,7 @@ impl CitationClient {
         progress: &(dyn Fn(Progress) + Send + Sync),
         out: W,
     ) -> Result<(W, u64, serde_json::Map<String, serde_json::Value>)> {
-        let limits = Limits::DOCUMENT;
+        let limits = DOCUMENT;
         let mut resp = self
             .api
             .send("/citations/v1/cite", "Cite", &payload, progress, limits)

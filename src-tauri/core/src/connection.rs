@@ -1,7 +1,7 @@
 //! Where Casebook talks to and how: one pooled HTTP client per base URL.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{MAX_JSON_ANSWER_BYTES, read_prefix};
+use crate::http::{MAX_JSON_ANSWER_BYTES, network_error, read_prefix};
 use crate::keys::ApiKey;
 use serde::Deserialize;
 use std::time::Duration;
@@ -86,7 +86,7 @@ impl Connection {
     pub(crate) fn with_session(
         &self,
         path: &str,
-        session: &crate::account::SessionCookie,
+        session: &crate::keys::SessionCookie,
     ) -> reqwest::RequestBuilder {
         let mut value = reqwest::header::HeaderValue::from_str(session.expose())
             .expect("SessionCookie::parse admits only what a header value takes");
@@ -189,44 +189,6 @@ fn is_loopback(url: &Url) -> bool {
         Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
         None => false,
     }
-}
-
-/// reqwest's errors can include the URL but never headers, so no key reaches them;
-/// we still word them for people.
-pub(crate) fn network_error(err: reqwest::Error) -> Error {
-    if err.is_timeout() {
-        return Error::new(ErrorCode::Timeout, "The service did not answer in time.");
-    }
-    let err = err.without_url();
-    let mut detail = err.to_string();
-    let mut source = std::error::Error::source(&err);
-    while let Some(s) = source {
-        detail = format!("{detail}: {s}");
-        source = s.source();
-    }
-    let said = if closed_under_us(&err) {
-        "The service closed the connection before answering"
-    } else {
-        "Cannot reach the service"
-    };
-    Error::new(ErrorCode::Network, format!("{said} ({detail})."))
-}
-
-/// True when the service hung up on a request it had accepted the connection for:
-/// reset, or gone while the body was still being written. A service that turns a
-/// request away from its headers alone (401, 429) may do that instead of reading on.
-pub(crate) fn closed_under_us(err: &reqwest::Error) -> bool {
-    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};
-    let mut source = std::error::Error::source(err);
-    while let Some(s) = source {
-        if let Some(io) = s.downcast_ref::<std::io::Error>()
-            && matches!(io.kind(), BrokenPipe | ConnectionReset | ConnectionAborted)
-        {
-            return true;
-        }
-        source = s.source();
-    }
-    false
 }
 
 #[cfg(test)]

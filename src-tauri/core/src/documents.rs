@@ -4,10 +4,11 @@
 //! tell them before anything is sent, with a reason specific enough to act on.
 
 use crate::error::{Error, ErrorCode, Result};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io::{Cursor, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 use ts_rs::TS;
 
 /// The services' request-body limit: the seed's "12 MB", read as decimal megabytes, the
@@ -30,6 +31,29 @@ const _: () =
     assert!((MAX_DOCUMENT_BYTES + 1).div_ceil(3) * 4 + REQUEST_OVERHEAD_BYTES > MAX_REQUEST_BYTES);
 // ...and the limit people are told ("8.99 MB", rounded down) is one every such file meets.
 const _: () = assert!(MAX_DOCUMENT_BYTES >= 8_990_000 && MAX_DOCUMENT_BYTES < 9_000_000);
+
+/// The largest cite or parse answer read: base64 of a document as large as a 12 MB request
+/// body (16,000,000 bytes), plus room for the JSON around it. The seeds set no answer size;
+/// a rewritten document is about the size of the one sent, and a parse answer is its text.
+pub const MAX_DOCUMENT_ANSWER_BYTES: u64 = MAX_REQUEST_BYTES.div_ceil(3) * 4 + 100_000;
+
+/// The total time for a cite or parse, which uploads up to 12 MB and waits for the work.
+pub const DOCUMENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+
+/// One paragraph the service will consider.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct Paragraph {
+    pub index: u32,
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub slide: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub style: Option<String>,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "lowercase")]
@@ -536,6 +560,14 @@ pub fn too_large(size: u64) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_document_answer_fits_base64_of_a_12_mb_document_and_no_more() {
+        assert_eq!(MAX_DOCUMENT_ANSWER_BYTES, 16_100_000);
+        let largest = MAX_DOCUMENT_BYTES;
+        assert!(largest.div_ceil(3) * 4 + 1000 < MAX_DOCUMENT_ANSWER_BYTES);
+    }
+
     use std::io::Write;
 
     fn package(entries: &[(&str, &str)]) -> Vec<u8> {

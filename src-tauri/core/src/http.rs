@@ -3,27 +3,17 @@
 //! A real server may word its errors any way the contract allows, so the status
 //! decides the code and the body only supplies the words.
 
-use crate::connection::network_error;
 use crate::error::{Error, ErrorCode, Result};
 use std::time::{Duration, SystemTime};
 
 /// How long to wait when a 429 has no readable `Retry-After`.
 const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(5);
 
-/// The largest cite or parse answer read: base64 of a document as large as a 12 MB request
-/// body (16,000,000 bytes), plus room for the JSON around it. The seeds set no answer size;
-/// a rewritten document is about the size of the one sent, and a parse answer is its text.
-pub const MAX_DOCUMENT_ANSWER_BYTES: u64 =
-    crate::documents::MAX_REQUEST_BYTES.div_ceil(3) * 4 + 100_000;
-
 /// The largest answer of the small JSON calls (start a mission, cancel, health).
 pub const MAX_JSON_ANSWER_BYTES: u64 = 1_000_000;
 
 /// The most of an error body read for its message; the status alone decides the code.
 pub const MAX_ERROR_BODY_BYTES: u64 = 64 * 1024;
-
-/// The total time for a cite or parse, which uploads up to 12 MB and waits for the work.
-pub const DOCUMENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
 /// The total time for any other request except the mission stream, which has none.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
@@ -49,11 +39,7 @@ pub(crate) async fn read_limited(
         return Err(too_large());
     }
     let mut body = bytes::BytesMut::with_capacity(declared.unwrap_or(0) as usize);
-    while let Some(chunk) = resp
-        .chunk()
-        .await
-        .map_err(crate::connection::network_error)?
-    {
+    while let Some(chunk) = resp.chunk().await.map_err(network_error)? {
         if (body.len() + chunk.len()) as u64 > limit {
             return Err(too_large());
         }
@@ -244,7 +230,7 @@ where
                 }
                 wait
             }
-            Err(e) if resendable && crate::connection::closed_under_us(&e) => {
+            Err(e) if resendable && closed_under_us(&e) => {
                 if attempt >= policy.max_retries {
                     let mut err = match asked_to_wait {
                         Some(wait) => Error::new(
@@ -288,16 +274,47 @@ fn gave_up(attempt: u32) -> String {
     )
 }
 
+/// reqwest's errors can include the URL but never headers, so no key reaches them;
+/// we still word them for people.
+pub(crate) fn network_error(err: reqwest::Error) -> Error {
+    if err.is_timeout() {
+        return Error::new(ErrorCode::Timeout, "The service did not answer in time.");
+    }
+    let err = err.without_url();
+    let mut detail = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(s) = source {
+        detail = format!("{detail}: {s}");
+        source = s.source();
+    }
+    let said = if closed_under_us(&err) {
+        "The service closed the connection before answering"
+    } else {
+        "Cannot reach the service"
+    };
+    Error::new(ErrorCode::Network, format!("{said} ({detail})."))
+}
+
+/// True when the service hung up on a request it had accepted the connection for:
+/// reset, or gone while the body was still being written. A service that turns a
+/// request away from its headers alone (401, 429) may do that instead of reading on.
+pub(crate) fn closed_under_us(err: &reqwest::Error) -> bool {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};
+    let mut source = std::error::Error::source(err);
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>()
+            && matches!(io.kind(), BrokenPipe | ConnectionReset | ConnectionAborted)
+        {
+            return true;
+        }
+        source = s.source();
+    }
+    false
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_document_answer_fits_base64_of_a_12_mb_document_and_no_more() {
-        assert_eq!(MAX_DOCUMENT_ANSWER_BYTES, 16_100_000);
-        let largest = crate::documents::MAX_DOCUMENT_BYTES;
-        assert!(largest.div_ceil(3) * 4 + 1000 < MAX_DOCUMENT_ANSWER_BYTES);
-    }
 
     #[test]
     fn retry_after_reads_seconds_and_http_dates() {

@@ -5,11 +5,11 @@
 //! for the app, with ids made here, at most two at once, cancel, and the results
 //! held until saved or discarded.
 
-use crate::backend::home_dir;
 use crate::citations::{CitationClient, CiteOptions, OutputKind, Upload};
 use crate::documents;
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::Progress;
+use crate::paths::home_dir;
 use crate::save;
 use crate::summary::{self, CiteSummary};
 use serde::{Deserialize, Serialize};

@@ -4,7 +4,6 @@
 //! which has no `Serialize`: the one way to read it is [`ApiKey::expose`], called
 //! where the `Authorization` header is built.
 
-use crate::account::{SessionCookie, SessionSource};
 use crate::error::{Error, ErrorCode, Result};
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -273,6 +272,75 @@ impl KeyStore {
         }
         from_environment(service.env_var()).and_then(|v| ApiKey::parse(&v).ok())
     }
+}
+
+/// The session: the cookies the service's console set, as one `Cookie` header value.
+/// Redacted when printed; not serializable: [`SessionCookie::expose`] is read only
+/// where the request header is built.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SessionCookie(String);
+
+impl SessionCookie {
+    /// `name=value` pairs separated by `;`, in what an HTTP header may carry.
+    pub fn parse(raw: &str) -> Result<Self> {
+        let value = raw.trim();
+        if value.is_empty() {
+            return Err(Error::invalid_input("The session cookie is empty."));
+        }
+        if !value.chars().all(|c| c == ' ' || c.is_ascii_graphic()) {
+            return Err(Error::invalid_input(
+                "A session cookie is plain ASCII on one line (name=value; name2=value2); this one has another character.",
+            ));
+        }
+        if !value.split(';').all(|kv| {
+            kv.trim()
+                .split_once('=')
+                .is_some_and(|(k, _)| !k.trim().is_empty())
+        }) {
+            return Err(Error::invalid_input(
+                "A session cookie is name=value pairs separated by semicolons (as a Cookie header carries them).",
+            ));
+        }
+        Ok(Self(value.to_owned()))
+    }
+
+    /// The header value. Call only to build the `Cookie` header.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// `err` with the cookie, and each of its values, masked: a service may quote
+    /// what it refused.
+    pub fn scrub(&self, mut err: Error) -> Error {
+        let mut secrets: Vec<&str> = vec![self.0.as_str()];
+        secrets.extend(
+            self.0
+                .split(';')
+                .filter_map(|kv| kv.split_once('=').map(|(_, v)| v.trim()))
+                .filter(|v| v.len() >= 4),
+        );
+        for s in secrets {
+            if err.message.contains(s) {
+                err.message = err.message.replace(s, "••••");
+            }
+        }
+        err
+    }
+}
+
+impl fmt::Debug for SessionCookie {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SessionCookie(<redacted>)")
+    }
+}
+
+/// Where the session in use comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(rename_all = "lowercase")]
+pub enum SessionSource {
+    Keyring,
+    Environment,
 }
 
 /// The keyring entry (user name) holding the account session.

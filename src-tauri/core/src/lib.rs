@@ -19,6 +19,7 @@ pub mod jobs;
 pub mod keys;
 pub mod launch;
 pub mod missions;
+pub mod paths;
 pub mod reader;
 pub mod renderer;
 pub mod save;

@@ -6,40 +6,7 @@
 //! decided before the first web view starts, so it is read from the settings file
 //! and the environment, not from the running app.
 
-use serde::{Deserialize, Serialize};
-use ts_rs::TS;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
-#[serde(rename_all = "lowercase")]
-#[ts(rename_all = "lowercase")]
-pub enum Renderer {
-    /// Software when this machine has no GPU render node, else the GPU.
-    #[default]
-    Auto,
-    Gpu,
-    Software,
-}
-
-impl Renderer {
-    /// `CASEBOOK_RENDERER` (auto, gpu or software) wins over the setting.
-    pub fn from_env() -> Option<Self> {
-        match std::env::var("CASEBOOK_RENDERER").ok()?.trim() {
-            "auto" => Some(Self::Auto),
-            "gpu" => Some(Self::Gpu),
-            "software" => Some(Self::Software),
-            _ => None,
-        }
-    }
-
-    /// Whether WebKit's compositing should be off, given whether a GPU is there.
-    pub fn compositing_off(self, has_gpu: bool) -> bool {
-        match self {
-            Self::Auto => !has_gpu,
-            Self::Gpu => false,
-            Self::Software => true,
-        }
-    }
-}
+use crate::settings::{Renderer, Settings};
 
 /// Whether this machine has a GPU render node Mesa would use instead of llvmpipe.
 pub fn has_gpu() -> bool {
@@ -58,8 +25,8 @@ pub fn compositing_should_be_off() -> bool {
         return false;
     }
     let chosen = Renderer::from_env().unwrap_or_else(|| {
-        crate::backend::data_dir()
-            .map(|d| crate::settings::Settings::load(&d).renderer)
+        crate::paths::data_dir()
+            .map(|d| Settings::load(&d).renderer)
             .unwrap_or_default()
     });
     chosen.compositing_off(has_gpu())

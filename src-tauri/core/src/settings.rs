@@ -2,7 +2,6 @@
 //! keys live only in the OS keyring.
 
 use crate::citations::CiteOptions;
-use crate::renderer::Renderer;
 use crate::{Error, save};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -61,6 +60,39 @@ impl Settings {
         let bytes =
             serde_json::to_vec_pretty(self).map_err(|e| Error::invalid_input(e.to_string()))?;
         save::write_atomic(&Self::path(data_dir), &bytes, true)
+    }
+}
+
+/// How WebKit draws (see [`crate::renderer`]): the user's choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(rename_all = "lowercase")]
+pub enum Renderer {
+    /// Software when this machine has no GPU render node, else the GPU.
+    #[default]
+    Auto,
+    Gpu,
+    Software,
+}
+
+impl Renderer {
+    /// `CASEBOOK_RENDERER` (auto, gpu or software) wins over the setting.
+    pub fn from_env() -> Option<Self> {
+        match std::env::var("CASEBOOK_RENDERER").ok()?.trim() {
+            "auto" => Some(Self::Auto),
+            "gpu" => Some(Self::Gpu),
+            "software" => Some(Self::Software),
+            _ => None,
+        }
+    }
+
+    /// Whether WebKit's compositing should be off, given whether a GPU is there.
+    pub fn compositing_off(self, has_gpu: bool) -> bool {
+        match self {
+            Self::Auto => !has_gpu,
+            Self::Gpu => false,
+            Self::Software => true,
+        }
     }
 }
 

@@ -24,9 +24,9 @@
 //! nothing new. It fails only when connecting kept failing for [`WatchOptions::give_up_after`]
 //! (and at least [`WatchOptions::min_failures`] tries): a connection that opens resets that.
 
-use crate::connection::{READ_IDLE_TIMEOUT, network_error};
+use crate::connection::READ_IDLE_TIMEOUT;
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{error_from, retry_after};
+use crate::http::{error_from, network_error, retry_after};
 use crate::missions::{InvestigationClient, MissionEvent};
 use crate::sse::SseDecoder;
 use serde::Serialize;

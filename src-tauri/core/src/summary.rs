@@ -1,7 +1,8 @@
 //! What citing changed, computed locally from the original and the cited result:
 //! one cite request, and a summary we can trust whatever the cite answer claims.
 
-use crate::citations::{Paragraph, Parsed};
+use crate::citations::Parsed;
+use crate::documents::Paragraph;
 use crate::error::Result;
 use crate::reader;
 use serde::Serialize;
@@ -384,7 +385,7 @@ fn numeric(inner: &str) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::citations::Paragraph;
+    use crate::documents::Paragraph;
 
     fn parsed(paras: &[&str], refs: usize) -> Parsed {
         Parsed {

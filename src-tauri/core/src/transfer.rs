@@ -3,6 +3,7 @@
 //! a byte is sent), and the answer's `documentBase64` is decoded into the output
 //! file as it arrives. Memory stays a few chunks whatever the document's size.
 
+use crate::api::Streamed;
 use crate::documents::{self, MAX_DOCUMENT_BYTES, OpenDocument};
 use crate::error::{Error, ErrorCode, Result};
 use crate::http::MAX_JSON_ANSWER_BYTES;
@@ -50,23 +51,6 @@ impl DocumentBody {
             tail: Bytes::from(tail),
             problem: Arc::default(),
         })
-    }
-
-    /// The body's exact length, sent as `Content-Length`.
-    pub fn content_length(&self) -> u64 {
-        self.head.len() as u64 + self.len.div_ceil(3) * 4 + self.tail.len() as u64
-    }
-
-    /// What stopped the upload, when the file did (it changed while being sent).
-    pub fn problem(&self) -> Option<Error> {
-        self.problem
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    pub fn body(&self) -> reqwest::Body {
-        reqwest::Body::wrap_stream(self.chunks())
     }
 
     /// The body's bytes, a chunk at a time, read from the file as they are asked for.
@@ -131,6 +115,23 @@ impl DocumentBody {
             Part::Tail
         };
         Ok((Bytes::from(B64.encode(&raw)), next))
+    }
+}
+
+impl Streamed for DocumentBody {
+    fn content_length(&self) -> u64 {
+        self.head.len() as u64 + self.len.div_ceil(3) * 4 + self.tail.len() as u64
+    }
+
+    fn problem(&self) -> Option<Error> {
+        self.problem
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    fn body(&self) -> reqwest::Body {
+        reqwest::Body::wrap_stream(self.chunks())
     }
 }
 

@@ -3,12 +3,13 @@
 //! (checked with `secret-tool`) and bound to the origin that issued it.
 
 use casebook_core::ErrorCode;
-use casebook_core::account::{self, AccountView, Me, SessionCookie};
+use casebook_core::account::{self, AccountView, Me};
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
 use casebook_core::citations::{CitationClient, CiteOptions, Input, no_progress};
 use casebook_core::connection::Connection;
 use casebook_core::follower::Quiet;
+use casebook_core::keys::SessionCookie;
 use casebook_core::keys::{ApiKey, KeyStore, SESSION_ENTRY};
 use std::process::Command;
 use std::sync::Arc;
