@@ -5,16 +5,18 @@ use crate::{console, dialog, opener, windows};
 use casebook_core::Error;
 use casebook_core::account::AccountView;
 use casebook_core::app::{AppInfo, Casebook, Health};
-use casebook_core::citations::{CiteOptions, Preview};
-use casebook_core::documents::DocumentInfo;
-use casebook_core::follower::MissionUpdate;
-use casebook_core::jobs::{CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile};
+use casebook_core::citations::client::{CiteOptions, Preview};
+use casebook_core::citations::documents::DocumentInfo;
+use casebook_core::citations::jobs::{
+    CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile,
+};
+use casebook_core::desktop::launch::DropUpdate;
 use casebook_core::keys::{KeyStatus, Service};
-use casebook_core::launch::DropUpdate;
-use casebook_core::missions::{CancelAck, MissionSpec};
+use casebook_core::missions::client::{CancelAck, MissionSpec};
+use casebook_core::missions::follower::MissionUpdate;
+use casebook_core::missions::store::{EventFilter, EventPage, KindCount, MissionRecord};
+use casebook_core::missions::transcript::ExportFormat;
 use casebook_core::settings::Settings;
-use casebook_core::store::{EventFilter, EventPage, KindCount, MissionRecord};
-use casebook_core::transcript::ExportFormat;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tauri::ipc::Channel;
@@ -30,7 +32,7 @@ pub async fn app_info(core: Core<'_>) -> Result<AppInfo, Error> {
 /// Documents from the command line or a later start, not yet shown.
 #[tauri::command]
 pub fn opened_documents() -> Vec<String> {
-    casebook_core::launch::take()
+    casebook_core::desktop::launch::take()
 }
 
 /// `on_more` is told whenever a later start brings documents, which the main window

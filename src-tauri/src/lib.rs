@@ -109,8 +109,8 @@ pub fn run() {
         // SAFETY: the first thing `run` does, before any other thread exists.
         unsafe { std::env::remove_var(name) };
     }
-    if casebook_core::renderer::compositing_should_be_off() {
-        let set = casebook_core::renderer::software_environment_to_set(|name| {
+    if casebook_core::desktop::renderer::compositing_should_be_off() {
+        let set = casebook_core::desktop::renderer::software_environment_to_set(|name| {
             std::env::var_os(name).is_some()
         });
         for (name, value) in &set {
@@ -120,7 +120,7 @@ pub fn run() {
         let _ = SET_FOR_WEBKIT.set(set.into_iter().map(|(name, _)| name).collect());
     }
     #[cfg(target_os = "linux")]
-    memory::install(casebook_core::renderer::WebMemory::from_env());
+    memory::install(casebook_core::desktop::renderer::WebMemory::from_env());
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("CASEBOOK_LOG")
@@ -132,7 +132,8 @@ pub fn run() {
     let mut builder = tauri::Builder::default();
     let data_dir = casebook_core::paths::data_dir();
     if let Ok(dir) = &data_dir {
-        let id = casebook_core::launch::instance_id(casebook_core::paths::APP_IDENTIFIER, dir);
+        let id =
+            casebook_core::desktop::launch::instance_id(casebook_core::paths::APP_IDENTIFIER, dir);
         builder = builder.plugin(
             tauri_plugin_single_instance::Builder::new()
                 .dbus_id(id)
@@ -155,7 +156,10 @@ pub fn run() {
                 windows::open_main(app.handle(), config, place.clone())?;
             }
             let argv: Vec<String> = std::env::args().collect();
-            casebook_core::launch::receive(&argv, &std::env::current_dir().unwrap_or_default());
+            casebook_core::desktop::launch::receive(
+                &argv,
+                &std::env::current_dir().unwrap_or_default(),
+            );
             let (handle, dir) = (app.handle().clone(), data_dir.clone());
             let core = tauri::async_runtime::block_on(async move {
                 let core = start_core(&handle, dir?).await?;

@@ -5,7 +5,7 @@
 //! [`install`] wraps the class's constructor, before any context exists, to fill in
 //! the settings wherever nobody passed any.
 
-use casebook_core::renderer::WebMemory;
+use casebook_core::desktop::renderer::WebMemory;
 use gobject_sys::{GObject, GObjectClass, GObjectConstructParam};
 use std::ffi::{CStr, c_uint};
 use std::sync::OnceLock;

@@ -3,9 +3,9 @@
 
 use crate::{notify, opener};
 use casebook_core::Error;
-use casebook_core::follower::{MissionStatusChanged, Observer};
-use casebook_core::launch::{DragState, DropUpdate};
-use casebook_core::store::{MissionRecord, MissionStatus};
+use casebook_core::desktop::launch::{DragState, DropUpdate};
+use casebook_core::missions::follower::{MissionStatusChanged, Observer};
+use casebook_core::missions::store::{MissionRecord, MissionStatus};
 use std::sync::Mutex;
 use tauri::ipc::Channel;
 use tauri::{AppHandle, Emitter, Manager, Runtime, WebviewUrl, WebviewWindowBuilder};
@@ -78,7 +78,7 @@ pub fn drag_drop<R: Runtime>(app: &AppHandle<R>, event: &tauri::DragDropEvent) {
 /// A later start's documents (its argv, run in `cwd`) go to the running main
 /// window, which comes to the front and takes them with `opened_documents`.
 pub fn open_documents<R: Runtime>(app: &AppHandle<R>, argv: &[String], cwd: &str) {
-    casebook_core::launch::receive(argv, std::path::Path::new(cwd));
+    casebook_core::desktop::launch::receive(argv, std::path::Path::new(cwd));
     if let Some(w) = app.get_webview_window("main") {
         let (_, _, _) = (w.unminimize(), w.show(), w.set_focus());
     }
@@ -96,7 +96,7 @@ pub fn open_main<R: Runtime>(
     config: &tauri::utils::config::WindowConfig,
     file: Option<std::path::PathBuf>,
 ) -> tauri::Result<()> {
-    use casebook_core::window_place::{self, PlaceKeeper, Screen, WindowPlace};
+    use casebook_core::desktop::window_place::{self, PlaceKeeper, Screen, WindowPlace};
     let kept = file.as_deref().and_then(window_place::load);
     let mut builder = WebviewWindowBuilder::from_config(app, config)?;
     if let Some(p) = kept {
@@ -181,7 +181,7 @@ pub fn open_mission<R: Runtime>(app: &AppHandle<R>, record: &MissionRecord) -> R
     }
     let headline = record.headline(60);
     // Percent-encoded so the UI's decodeURIComponent gets the id back exactly.
-    let hash = casebook_core::missions::encode_segment(&record.session_id);
+    let hash = casebook_core::missions::client::encode_segment(&record.session_id);
     WebviewWindowBuilder::new(
         app,
         label,

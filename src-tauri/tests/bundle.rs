@@ -164,7 +164,7 @@ fn a_file_manager_s_command_line_becomes_documents() {
     ]
     .map(String::from);
     assert_eq!(
-        casebook_core::launch::document_paths(&argv, Path::new("/")),
+        casebook_core::desktop::launch::document_paths(&argv, Path::new("/")),
         ["/home/a/report.docx", "/home/a/deck.pptx"]
     );
 }

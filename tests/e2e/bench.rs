@@ -12,7 +12,7 @@
 //! processes share are counted once between them.
 
 use crate::missions::switch_to_mission_window;
-use casebook_core::renderer::SOFTWARE_ENVIRONMENT;
+use casebook_core::desktop::renderer::SOFTWARE_ENVIRONMENT;
 use casebook_e2e::{App, AppOptions, bare_binary, exclusive, processes, root};
 use fantoccini::Locator;
 use std::path::{Path, PathBuf};
@@ -633,7 +633,9 @@ fn newest_web_process(children: &[(u32, String)]) -> Option<u32> {
 /// at those, in two steps: the first drops compiled code and starts a collection, the
 /// second returns the pages that collection freed (measured: 114 → 107 → 97 MB).
 fn memory_settle() -> Duration {
-    Duration::from_secs_f64(2.0 * casebook_core::renderer::WebMemory::CASEBOOK.poll_secs + 3.0)
+    Duration::from_secs_f64(
+        2.0 * casebook_core::desktop::renderer::WebMemory::CASEBOOK.poll_secs + 3.0,
+    )
 }
 
 /// Runs a mission of `events` at 1 ms apart to its end, in a fresh app against a service

@@ -519,8 +519,9 @@ async fn a_long_mission_pages_from_sql_as_it_scrolls_and_searches() {
     );
     // The middle is nowhere near what the window holds: its page comes from SQL, in
     // the stored order.
-    let store = casebook_core::store::MissionStore::open(&app.data_dir().join("casebook.db"))
-        .expect("the mission history");
+    let store =
+        casebook_core::missions::store::MissionStore::open(&app.data_dir().join("casebook.db"))
+            .expect("the mission history");
     let session = store.list().await.unwrap()[0].session_id.clone();
     let stored = store.events(&session, 0, u32::MAX).await.unwrap();
     let id_at = |pos: usize| {

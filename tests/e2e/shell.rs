@@ -1,6 +1,6 @@
 //! The window, its navigation, native drops and the dialog test hook.
 
-use casebook_core::connection::Connection;
+use casebook_core::net::connection::Connection;
 use casebook_e2e::{
     App, AppOptions, Drag, data, drag_files_onto, environment, exclusive, processes,
 };

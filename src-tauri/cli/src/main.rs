@@ -5,13 +5,13 @@ mod output;
 
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
-use casebook_core::citations::{CiteOptions, Mode};
-use casebook_core::follower::{MissionUpdate, Quiet};
-use casebook_core::jobs::{self, CiteSource};
+use casebook_core::citations::client::{CiteOptions, Mode};
+use casebook_core::citations::jobs::{self, CiteSource};
 use casebook_core::keys::{KeySource, KeyStore, Service};
-use casebook_core::missions::{MissionSpec, parse_usd};
-use casebook_core::store::MissionStatus;
-use casebook_core::transcript::ExportFormat;
+use casebook_core::missions::client::{MissionSpec, parse_usd};
+use casebook_core::missions::follower::{MissionUpdate, Quiet};
+use casebook_core::missions::store::MissionStatus;
+use casebook_core::missions::transcript::ExportFormat;
 use casebook_core::{Error, ErrorCode, save};
 use clap::{Args, Parser, Subcommand};
 use std::io::{IsTerminal, Read, Write};
@@ -344,7 +344,7 @@ fn source(file: &Path) -> Result<CiteSource, Error> {
     let mut bytes = Vec::new();
     std::io::stdin()
         .lock()
-        .take(casebook_core::documents::MAX_REQUEST_BYTES + 1)
+        .take(casebook_core::citations::documents::MAX_REQUEST_BYTES + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| Error::io("Cannot read stdin", &e))?;
     let text = String::from_utf8(bytes)

@@ -1,11 +1,11 @@
 //! What the CLI prints: progress on stderr (only on a terminal), results on stdout.
 
 use casebook_core::account::AccountView;
-use casebook_core::citations::{Preview, PreviewSource};
-use casebook_core::http::Progress;
-use casebook_core::jobs::Cited;
-use casebook_core::store::{MissionRecord, StoredEvent};
-use casebook_core::transcript::rfc3339;
+use casebook_core::citations::client::{Preview, PreviewSource};
+use casebook_core::citations::jobs::Cited;
+use casebook_core::missions::store::{MissionRecord, StoredEvent};
+use casebook_core::missions::transcript::rfc3339;
+use casebook_core::net::http::Progress;
 use casebook_core::{Error, ErrorCode};
 use std::io::{IsTerminal, Write};
 use std::path::Path;

@@ -84,15 +84,15 @@ async fn account_prints_the_signed_in_account_its_usage_and_keys() {
     assert!(!text.contains(&token) && !String::from_utf8_lossy(&out.stderr).contains(&token));
 
     // Usage counts real calls.
-    let client = casebook_core::citations::CitationClient::new(
-        casebook_core::connection::Connection::new(&base).unwrap(),
+    let client = casebook_core::citations::client::CitationClient::new(
+        casebook_core::net::connection::Connection::new(&base).unwrap(),
         casebook_core::keys::ApiKey::parse(sandbox.key()).unwrap(),
     );
     client
         .cite(
-            &casebook_core::citations::Input::essay("A paragraph.").unwrap(),
+            &casebook_core::citations::client::Input::essay("A paragraph.").unwrap(),
             &Default::default(),
-            &casebook_core::citations::no_progress,
+            &casebook_core::citations::client::no_progress,
         )
         .await
         .unwrap();

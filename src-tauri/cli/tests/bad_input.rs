@@ -152,7 +152,7 @@ async fn bad_inputs_fail_cleanly_and_touch_nothing() {
         .local_addr()
         .unwrap()
         .port();
-    let big = vec![0u8; casebook_core::documents::MAX_DOCUMENT_BYTES as usize + 1];
+    let big = vec![0u8; casebook_core::citations::documents::MAX_DOCUMENT_BYTES as usize + 1];
     const W: &str =
         "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml";
 
@@ -670,7 +670,7 @@ async fn bad_inputs_fail_cleanly_and_touch_nothing() {
                 "{}: no {name} in {listed:?}",
                 c.name
             );
-            casebook_core::documents::open(&out).unwrap();
+            casebook_core::citations::documents::open(&out).unwrap();
             listed.retain(|n| *n != name);
         } else {
             assert!(

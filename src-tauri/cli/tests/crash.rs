@@ -280,9 +280,9 @@ fn crash_save_killed_at_random_moments() {
         );
         if output.exists() {
             let bytes = std::fs::read(&output).unwrap();
-            casebook_core::documents::open(&output)
+            casebook_core::citations::documents::open(&output)
                 .unwrap_or_else(|e| panic!("try {i}: a partial output: {}", e.message()));
-            casebook_core::reader::read(&bytes)
+            casebook_core::citations::reader::read(&bytes)
                 .unwrap_or_else(|e| panic!("try {i}: an unreadable output: {}", e.message()));
             complete += 1;
         } else {

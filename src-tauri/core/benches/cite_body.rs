@@ -2,8 +2,8 @@
 //! peak heap (a counting allocator) above what was live before each step.
 
 use base64::Engine as _;
-use casebook_core::citations::{CiteOptions, Input, decode_cite_answer, request_body};
-use casebook_core::transfer::CiteAnswerDecoder;
+use casebook_core::citations::client::{CiteOptions, Input, decode_cite_answer, request_body};
+use casebook_core::citations::transfer::CiteAnswerDecoder;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;

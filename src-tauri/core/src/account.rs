@@ -6,12 +6,12 @@
 //! reads the answer tolerantly: plausible fields for the account, its usage counters
 //! and its keys when present, and always the whole answer, readable.
 
-use crate::connection::Connection;
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{
+use crate::keys::{KeyStore, SessionCookie, SessionSource};
+use crate::net::connection::Connection;
+use crate::net::http::{
     MAX_JSON_ANSWER_BYTES, REQUEST_TIMEOUT, RetryPolicy, error_from, read_limited, with_retries,
 };
-use crate::keys::{KeyStore, SessionCookie, SessionSource};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use ts_rs::TS;
@@ -103,11 +103,12 @@ pub async fn fetch(conn: &Connection, cookie: &SessionCookie) -> Result<Me> {
         .with_status(status.as_u16()));
     }
     if status.as_u16() == 401 {
-        let (body, cut) = crate::http::read_prefix(resp, crate::http::MAX_ERROR_BODY_BYTES).await;
+        let (body, cut) =
+            crate::net::http::read_prefix(resp, crate::net::http::MAX_ERROR_BODY_BYTES).await;
         let said = if cut {
             None
         } else {
-            crate::http::server_message(&body)
+            crate::net::http::server_message(&body)
         };
         return Ok(Me::Unauthorized(
             said.map(|s| cookie.scrub(Error::internal(s)).message),

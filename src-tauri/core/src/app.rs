@@ -4,17 +4,19 @@
 
 use crate::account::{self, AccountView, Me};
 use crate::backend::{Backend, BackendMode, SandboxOptions};
-use crate::citations::{CitationClient, CiteOptions, Input, Preview};
-use crate::documents::{self, DocumentInfo};
+use crate::citations::client::{CitationClient, CiteOptions, Input, Preview};
+use crate::citations::documents::{self, DocumentInfo};
+use crate::citations::jobs::{
+    self, CiteJobs, CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile,
+};
 use crate::error::{Error, ErrorCode, Result};
-use crate::follower::{Follower, Observer, Sink};
-use crate::jobs::{self, CiteJobs, CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile};
 use crate::keys::{KeyStatus, KeyStore, Service, SessionCookie, SessionSource};
-use crate::missions::{CancelAck, InvestigationClient, MissionSpec};
+use crate::missions::client::{CancelAck, InvestigationClient, MissionSpec};
+use crate::missions::follower::{Follower, Observer, Sink};
+use crate::missions::store::{EventFilter, EventPage, KindCount, MissionRecord, MissionStore};
+use crate::missions::transcript::{self, ExportFormat};
 use crate::save;
 use crate::settings::Settings;
-use crate::store::{EventFilter, EventPage, KindCount, MissionRecord, MissionStore};
-use crate::transcript::{self, ExportFormat};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -161,7 +163,7 @@ impl Casebook {
     /// changed. Nothing changes when the new backend cannot be set up.
     pub async fn update_settings(&self, new: Settings) -> Result<AppInfo> {
         if let Some(url) = &new.base_url {
-            crate::connection::parse_base_url(url)?;
+            crate::net::connection::parse_base_url(url)?;
         }
         if !new.sandbox && new.base_url.is_none() {
             return Err(Error::invalid_input(
@@ -363,7 +365,7 @@ impl Casebook {
             return Ok(());
         }
         // Refused before it is recorded: an id like `..` would never name a session.
-        crate::missions::session_path(session_id, "")?;
+        crate::missions::client::session_path(session_id, "")?;
         let base_url = self.base_url().await?;
         self.store.adopt(session_id, &base_url, last_event_id).await
     }

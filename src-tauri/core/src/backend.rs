@@ -3,12 +3,12 @@
 //! Both front ends get their clients here, so the sandbox's life, the key lookup
 //! and the "no key" message exist once.
 
-use crate::citations::CitationClient;
-use crate::connection::Connection;
+use crate::citations::client::CitationClient;
 use crate::error::{Error, ErrorCode, Result};
 use crate::keys::{ApiKey, KeyStore, Service};
-use crate::missions::InvestigationClient;
-use crate::store::MissionRecord;
+use crate::missions::client::InvestigationClient;
+use crate::missions::store::MissionRecord;
+use crate::net::connection::Connection;
 use casebook_sandbox::{Pace, RunningSandbox, SandboxConfig};
 use serde::Serialize;
 use std::path::Path;

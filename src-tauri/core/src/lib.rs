@@ -2,34 +2,24 @@
 //!
 //! The app crate and the `casebook` CLI are thin shells over this crate, so every
 //! behaviour a user sees can be tested headless against the sandbox.
+//!
+//! The folders are the product: [`citations`] and [`missions`] are the two services,
+//! [`net`] is how Casebook talks to either, [`desktop`] is what only a desktop app
+//! needs. [`app::Casebook`] sits on top of them all and [`error`] below them all; a
+//! test (`tests/module_cycles.rs`) keeps the modules free of import cycles.
 
 pub mod account;
-mod api;
 pub mod app;
 pub mod backend;
 pub mod bindings;
-pub mod cards;
 pub mod citations;
-pub mod connection;
-pub mod documents;
+pub mod desktop;
 pub mod error;
-pub mod follower;
-pub mod http;
-pub mod jobs;
 pub mod keys;
-pub mod launch;
 pub mod missions;
+pub mod net;
 pub mod paths;
-pub mod reader;
-pub mod renderer;
 pub mod save;
 pub mod settings;
-pub mod sse;
-pub mod store;
-pub mod stream;
-pub mod summary;
-pub mod transcript;
-pub mod transfer;
-pub mod window_place;
 
 pub use error::{Error, ErrorCode, Result};

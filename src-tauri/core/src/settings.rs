@@ -1,7 +1,7 @@
 //! What the user chose, kept in `settings.json` in the data directory. Never a key:
 //! keys live only in the OS keyring.
 
-use crate::citations::CiteOptions;
+use crate::citations::client::CiteOptions;
 use crate::{Error, save};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
@@ -63,7 +63,7 @@ impl Settings {
     }
 }
 
-/// How WebKit draws (see [`crate::renderer`]): the user's choice.
+/// How WebKit draws (see [`crate::desktop::renderer`]): the user's choice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, TS)]
 #[serde(rename_all = "lowercase")]
 #[ts(rename_all = "lowercase")]

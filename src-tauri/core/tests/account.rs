@@ -6,11 +6,11 @@ use casebook_core::ErrorCode;
 use casebook_core::account::{self, AccountView, Me};
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
-use casebook_core::citations::{CitationClient, CiteOptions, Input, no_progress};
-use casebook_core::connection::Connection;
-use casebook_core::follower::Quiet;
+use casebook_core::citations::client::{CitationClient, CiteOptions, Input, no_progress};
 use casebook_core::keys::SessionCookie;
 use casebook_core::keys::{ApiKey, KeyStore, SESSION_ENTRY};
+use casebook_core::missions::follower::Quiet;
+use casebook_core::net::connection::Connection;
 use std::process::Command;
 use std::sync::Arc;
 

@@ -6,10 +6,10 @@ use axum::body::Body;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use casebook_core::ErrorCode;
-use casebook_core::citations::{CitationClient, CiteOptions, Input, no_progress};
-use casebook_core::connection::Connection;
+use casebook_core::citations::client::{CitationClient, CiteOptions, Input, no_progress};
 use casebook_core::keys::ApiKey;
-use casebook_core::missions::{InvestigationClient, MissionSpec};
+use casebook_core::missions::client::{InvestigationClient, MissionSpec};
+use casebook_core::net::connection::Connection;
 use std::time::Duration;
 
 /// A body of `total` bytes (`None`: without end), sent in 64 KB chunks without a length.

@@ -1,13 +1,13 @@
 //! The citation client against the real sandbox over loopback HTTP, with faults.
 
 use casebook_core::ErrorCode;
-use casebook_core::citations::{
+use casebook_core::citations::client::{
     CitationClient, CiteOptions, Input, Mode, OutputKind, Upload, no_progress,
 };
-use casebook_core::connection::Connection;
-use casebook_core::documents::{self, DocKind};
-use casebook_core::http::{Progress, RetryPolicy};
+use casebook_core::citations::documents::{self, DocKind};
 use casebook_core::keys::ApiKey;
+use casebook_core::net::connection::Connection;
+use casebook_core::net::http::{Progress, RetryPolicy};
 use casebook_sandbox::{Failure, RunningSandbox, SandboxConfig, start};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};

@@ -3,13 +3,13 @@
 //! sandbox says it did. And the preview, in each shape parse can answer.
 
 use casebook_core::ErrorCode;
-use casebook_core::citations::{
+use casebook_core::citations::client::{
     CitationClient, CiteOptions, Input, Mode, OutputKind, Preview, PreviewSource, no_progress,
 };
-use casebook_core::connection::Connection;
+use casebook_core::citations::reader;
+use casebook_core::citations::summary::{CiteSummary, summarize_local, summarize_text};
 use casebook_core::keys::ApiKey;
-use casebook_core::reader;
-use casebook_core::summary::{CiteSummary, summarize_local, summarize_text};
+use casebook_core::net::connection::Connection;
 use casebook_sandbox::{Failure, RunningSandbox, SandboxConfig, start};
 use std::path::{Path, PathBuf};
 

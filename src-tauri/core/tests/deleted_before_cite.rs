@@ -6,9 +6,9 @@
 use casebook_core::ErrorCode;
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
-use casebook_core::citations::CiteOptions;
-use casebook_core::follower::Quiet;
-use casebook_core::jobs::CiteSource;
+use casebook_core::citations::client::CiteOptions;
+use casebook_core::citations::jobs::CiteSource;
+use casebook_core::missions::follower::Quiet;
 use std::sync::Arc;
 
 #[tokio::test(flavor = "multi_thread")]

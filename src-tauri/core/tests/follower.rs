@@ -4,9 +4,9 @@
 use casebook_core::ErrorCode;
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
-use casebook_core::follower::{MissionUpdate, Observer, Sink};
-use casebook_core::missions::{MissionEvent, MissionSpec};
-use casebook_core::store::{EventFilter, MissionRecord, MissionStatus, MissionStore};
+use casebook_core::missions::client::{MissionEvent, MissionSpec};
+use casebook_core::missions::follower::{MissionUpdate, Observer, Sink};
+use casebook_core::missions::store::{EventFilter, MissionRecord, MissionStatus, MissionStore};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -308,7 +308,7 @@ async fn two_processes_share_one_history() {
     let path = dir.path().join("casebook.db");
     let a = MissionStore::open(&path).unwrap();
     let b = MissionStore::open(&path).unwrap();
-    let session = casebook_core::missions::Session {
+    let session = casebook_core::missions::client::Session {
         session_id: "ses_shared".into(),
         continuation_token: None,
         extra: Default::default(),

@@ -2,7 +2,7 @@
 //! `make test`, so a seam that stops meaning what the fuzzer assumes fails here first.
 //! (Inputs the fuzzer finds crashing belong here too, each with the bug it showed.)
 
-use casebook_core::stream::ndjson_events;
+use casebook_core::missions::stream::ndjson_events;
 use std::path::Path;
 
 fn seeds(target: &str) -> Vec<Vec<u8>> {
@@ -36,7 +36,7 @@ fn ndjson_framing_gives_the_same_events_however_the_bytes_are_split() {
 
 #[test]
 fn an_oversized_ndjson_line_is_refused_whole_or_in_pieces() {
-    let line = vec![b'x'; casebook_core::stream::MAX_EVENT_BYTES + 1];
+    let line = vec![b'x'; casebook_core::missions::stream::MAX_EVENT_BYTES + 1];
     assert!(ndjson_events([&line[..]]).is_err());
     assert!(ndjson_events(line.chunks(64 * 1024)).is_err());
 }
@@ -59,7 +59,7 @@ fn the_sandbox_parsers_accept_their_valid_seeds() {
 
 #[test]
 fn cite_answers_read_as_they_arrive_give_the_same_document_however_split() {
-    use casebook_core::transfer::CiteAnswerDecoder;
+    use casebook_core::citations::transfer::CiteAnswerDecoder;
     let read = |chunks: &[&[u8]]| {
         let mut d = CiteAnswerDecoder::new(Vec::new(), 1 << 20);
         for c in chunks {

@@ -4,11 +4,13 @@
 //! through, so the close always comes before any answer.
 
 use casebook_core::ErrorCode;
-use casebook_core::citations::{CitationClient, CiteOptions, Input, OutputKind, no_progress};
-use casebook_core::connection::Connection;
-use casebook_core::http::{Progress, RetryPolicy};
+use casebook_core::citations::client::{
+    CitationClient, CiteOptions, Input, OutputKind, no_progress,
+};
 use casebook_core::keys::ApiKey;
-use casebook_core::missions::{InvestigationClient, MissionSpec};
+use casebook_core::missions::client::{InvestigationClient, MissionSpec};
+use casebook_core::net::connection::Connection;
+use casebook_core::net::http::{Progress, RetryPolicy};
 use casebook_sandbox::{RunningSandbox, SandboxConfig, start};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};

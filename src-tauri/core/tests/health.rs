@@ -1,7 +1,7 @@
 //! The core client against the real sandbox over loopback HTTP.
 
 use casebook_core::ErrorCode;
-use casebook_core::connection::Connection;
+use casebook_core::net::connection::Connection;
 
 #[tokio::test]
 async fn health_reaches_the_sandbox() {

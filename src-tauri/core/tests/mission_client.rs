@@ -2,11 +2,13 @@
 //! over loopback HTTP, with faults: nothing lost, nothing repeated.
 
 use casebook_core::ErrorCode;
-use casebook_core::connection::Connection;
 use casebook_core::keys::ApiKey;
-use casebook_core::missions::{EventKind, InvestigationClient, MissionEvent, MissionSpec, Session};
-use casebook_core::store::{MissionStatus, MissionStore};
-use casebook_core::stream::{WatchOptions, WatchUpdate};
+use casebook_core::missions::client::{
+    EventKind, InvestigationClient, MissionEvent, MissionSpec, Session,
+};
+use casebook_core::missions::store::{MissionStatus, MissionStore};
+use casebook_core::missions::stream::{WatchOptions, WatchUpdate};
+use casebook_core::net::connection::Connection;
 use casebook_sandbox::{Pace, RunningSandbox, SandboxConfig, start};
 use std::time::Duration;
 

@@ -3,8 +3,8 @@
 //! tests/data/reader/expected.py).
 
 use casebook_core::ErrorCode;
-use casebook_core::documents::DocKind;
-use casebook_core::reader::{self, LocalDocument};
+use casebook_core::citations::documents::DocKind;
+use casebook_core::citations::reader::{self, LocalDocument};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 

@@ -4,10 +4,10 @@
 
 use axum::extract::{Request, State};
 use casebook_core::ErrorCode;
-use casebook_core::connection::Connection;
 use casebook_core::keys::ApiKey;
-use casebook_core::missions::InvestigationClient;
-use casebook_core::stream::WatchOptions;
+use casebook_core::missions::client::InvestigationClient;
+use casebook_core::missions::stream::WatchOptions;
+use casebook_core::net::connection::Connection;
 use std::sync::{Arc, Mutex};
 
 type Seen = Arc<Mutex<Vec<String>>>;

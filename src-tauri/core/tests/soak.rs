@@ -4,9 +4,9 @@
 
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
-use casebook_core::follower::{MissionUpdate, Quiet, Sink};
-use casebook_core::missions::MissionSpec;
-use casebook_core::store::MissionStatus;
+use casebook_core::missions::client::MissionSpec;
+use casebook_core::missions::follower::{MissionUpdate, Quiet, Sink};
+use casebook_core::missions::store::MissionStatus;
 use std::sync::{Arc, Mutex};
 
 const CUTS: u64 = 100;

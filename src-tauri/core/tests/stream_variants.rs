@@ -7,10 +7,10 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use casebook_core::ErrorCode;
-use casebook_core::connection::Connection;
 use casebook_core::keys::ApiKey;
-use casebook_core::missions::{InvestigationClient, MissionEvent};
-use casebook_core::stream::{WatchEnd, WatchEndReason, WatchOptions, WatchUpdate};
+use casebook_core::missions::client::{InvestigationClient, MissionEvent};
+use casebook_core::missions::stream::{WatchEnd, WatchEndReason, WatchOptions, WatchUpdate};
+use casebook_core::net::connection::Connection;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 

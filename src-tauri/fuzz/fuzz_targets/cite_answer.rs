@@ -3,7 +3,7 @@
 //! read from the whole answer, and nothing panics.
 #![no_main]
 use base64::Engine as _;
-use casebook_core::transfer::CiteAnswerDecoder;
+use casebook_core::citations::transfer::CiteAnswerDecoder;
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]

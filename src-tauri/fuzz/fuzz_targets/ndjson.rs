@@ -8,8 +8,8 @@ mod common;
 
 fuzz_target!(|data: &[u8]| {
     let (mut splits, input) = common::Splits::take(data);
-    let whole = casebook_core::stream::ndjson_events([input]);
-    let chunked = casebook_core::stream::ndjson_events(splits.chunks(input));
+    let whole = casebook_core::missions::stream::ndjson_events([input]);
+    let chunked = casebook_core::missions::stream::ndjson_events(splits.chunks(input));
     match (whole, chunked) {
         (Ok(a), Ok(b)) => assert_eq!(a, b, "events differ by chunking"),
         (Err(_), Err(_)) => {}

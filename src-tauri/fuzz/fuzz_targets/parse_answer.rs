@@ -3,5 +3,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let _ = casebook_core::citations::read_parse_answer(data);
+    let _ = casebook_core::citations::client::read_parse_answer(data);
 });

@@ -4,7 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(doc) = casebook_core::reader::read(data) {
+    if let Ok(doc) = casebook_core::citations::reader::read(data) {
         for (i, p) in doc.paragraphs.iter().enumerate() {
             assert_eq!(
                 p.index as usize, i,

@@ -4,7 +4,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    let a = casebook_core::documents::sniff(data).ok();
-    let b = casebook_core::documents::sniff(data).ok();
+    let a = casebook_core::citations::documents::sniff(data).ok();
+    let b = casebook_core::citations::documents::sniff(data).ok();
     assert_eq!(a, b);
 });

@@ -11,9 +11,9 @@
 //! go to one [`Observer`] (the app's missions list and notifications).
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::missions::{InvestigationClient, MissionEvent};
-use crate::store::{MissionRecord, MissionStatus, MissionStore, StoredEvent};
-use crate::stream::{WatchEnd, WatchEndReason, WatchOptions, WatchUpdate};
+use crate::missions::client::{InvestigationClient, MissionEvent};
+use crate::missions::store::{MissionRecord, MissionStatus, MissionStore, StoredEvent};
+use crate::missions::stream::{WatchEnd, WatchEndReason, WatchOptions, WatchUpdate};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -5,13 +5,13 @@
 //! for the app, with ids made here, at most two at once, cancel, and the results
 //! held until saved or discarded.
 
-use crate::citations::{CitationClient, CiteOptions, OutputKind, Upload};
-use crate::documents;
+use crate::citations::client::{CitationClient, CiteOptions, OutputKind, Upload};
+use crate::citations::documents;
+use crate::citations::summary::{self, CiteSummary};
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::Progress;
+use crate::net::http::Progress;
 use crate::paths::home_dir;
 use crate::save;
-use crate::summary::{self, CiteSummary};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

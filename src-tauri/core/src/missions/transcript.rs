@@ -3,8 +3,8 @@
 //! know keep their raw JSON, so nothing the service sent is lost from an export.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::missions::format_usd;
-use crate::store::{MissionRecord, MissionStore, StoredEvent};
+use crate::missions::client::format_usd;
+use crate::missions::store::{MissionRecord, MissionStore, StoredEvent};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fmt::Write;
@@ -171,8 +171,8 @@ pub async fn export(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::missions::MissionEvent;
-    use crate::store::MissionStatus;
+    use crate::missions::client::MissionEvent;
+    use crate::missions::store::MissionStatus;
 
     fn record() -> MissionRecord {
         MissionRecord {

@@ -6,8 +6,8 @@
 //! it takes untrusted bytes: every part is inflated under a cap, DTD entities are
 //! never expanded (a DTD is refused outright), and no input makes it panic.
 
-use crate::documents::Paragraph;
-use crate::documents::{self, DocKind};
+use crate::citations::documents::Paragraph;
+use crate::citations::documents::{self, DocKind};
 use crate::error::{Error, ErrorCode, Result};
 use quick_xml::events::{BytesRef, BytesStart, Event};
 use quick_xml::name::{Namespace, ResolveResult};

@@ -3,10 +3,10 @@
 //! a byte is sent), and the answer's `documentBase64` is decoded into the output
 //! file as it arrives. Memory stays a few chunks whatever the document's size.
 
-use crate::api::Streamed;
-use crate::documents::{self, MAX_DOCUMENT_BYTES, OpenDocument};
+use crate::citations::documents::{self, MAX_DOCUMENT_BYTES, OpenDocument};
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::MAX_JSON_ANSWER_BYTES;
+use crate::net::api::Streamed;
+use crate::net::http::MAX_JSON_ANSWER_BYTES;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use bytes::Bytes;

@@ -6,7 +6,7 @@
 //! (a multi-line draft, say) becomes a `Text` card with its lines, never a JSON
 //! string with literal `\n`.
 
-use crate::missions::{EventKind, MissionEvent, Payload, format_usd};
+use crate::missions::client::{EventKind, MissionEvent, Payload, format_usd};
 use serde::Serialize;
 use serde_json::Value;
 use ts_rs::TS;

@@ -1,10 +1,10 @@
 //! What citing changed, computed locally from the original and the cited result:
 //! one cite request, and a summary we can trust whatever the cite answer claims.
 
-use crate::citations::Parsed;
-use crate::documents::Paragraph;
+use crate::citations::client::Parsed;
+use crate::citations::documents::Paragraph;
+use crate::citations::reader;
 use crate::error::Result;
-use crate::reader;
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -385,7 +385,7 @@ fn numeric(inner: &str) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::documents::Paragraph;
+    use crate::citations::documents::Paragraph;
 
     fn parsed(paras: &[&str], refs: usize) -> Parsed {
         Parsed {

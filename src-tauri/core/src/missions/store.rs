@@ -1,9 +1,9 @@
 //! Missions and their events in SQLite, in the app's data directory, so a mission
 //! reopens at once and resumes after a restart.
 
-use crate::cards::{self, Card};
 use crate::error::{Error, ErrorCode, Result};
-use crate::missions::{EventKind, MissionEvent, MissionSpec, Session};
+use crate::missions::cards::{self, Card};
+use crate::missions::client::{EventKind, MissionEvent, MissionSpec, Session};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use std::path::Path;

@@ -1,6 +1,6 @@
 //! Following a mission's event stream to its end, across drops.
 //!
-//! The stream is `text/event-stream` (decoded by [`crate::sse`]) or NDJSON. When the
+//! The stream is `text/event-stream` (decoded by [`crate::missions::sse`]) or NDJSON. When the
 //! connection drops before the case is waiting or complete, we reconnect with
 //! `Last-Event-ID` and back off (honouring the server's `retry:` up to a cap).
 //!
@@ -24,11 +24,11 @@
 //! nothing new. It fails only when connecting kept failing for [`WatchOptions::give_up_after`]
 //! (and at least [`WatchOptions::min_failures`] tries): a connection that opens resets that.
 
-use crate::connection::READ_IDLE_TIMEOUT;
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{error_from, network_error, retry_after};
-use crate::missions::{InvestigationClient, MissionEvent};
-use crate::sse::SseDecoder;
+use crate::missions::client::{InvestigationClient, MissionEvent};
+use crate::missions::sse::SseDecoder;
+use crate::net::connection::READ_IDLE_TIMEOUT;
+use crate::net::http::{error_from, network_error, retry_after};
 use serde::Serialize;
 use std::collections::HashSet;
 use std::hash::{Hash, Hasher};

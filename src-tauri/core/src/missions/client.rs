@@ -1,11 +1,11 @@
 //! The investigation service: the mission message, sessions, cancel, and the typed
 //! events of a mission.
 
-use crate::api::ApiClient;
-use crate::connection::Connection;
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::RetryPolicy;
 use crate::keys::ApiKey;
+use crate::net::api::ApiClient;
+use crate::net::connection::Connection;
+use crate::net::http::RetryPolicy;
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
 

@@ -1,8 +1,8 @@
 //! Where Casebook talks to and how: one pooled HTTP client per base URL.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{MAX_JSON_ANSWER_BYTES, network_error, read_prefix};
 use crate::keys::ApiKey;
+use crate::net::http::{MAX_JSON_ANSWER_BYTES, network_error, read_prefix};
 use serde::Deserialize;
 use std::time::Duration;
 use url::Url;

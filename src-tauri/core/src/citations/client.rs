@@ -1,14 +1,14 @@
 //! The citation service: parse and cite, with documents checked before sending and
 //! answers checked after.
 
-use crate::api::{ApiClient, Limits, Payload, Streamed};
-use crate::connection::Connection;
-use crate::documents::{self, DocKind, MAX_REQUEST_BYTES, Paragraph};
+use crate::citations::documents::{self, DocKind, MAX_REQUEST_BYTES, Paragraph};
+use crate::citations::reader;
+use crate::citations::transfer::{CiteAnswerDecoder, DocumentBody};
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{Progress, RetryPolicy, network_error};
 use crate::keys::ApiKey;
-use crate::reader;
-use crate::transfer::{CiteAnswerDecoder, DocumentBody};
+use crate::net::api::{ApiClient, Limits, Payload, Streamed};
+use crate::net::connection::Connection;
+use crate::net::http::{Progress, RetryPolicy, network_error};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde::{Deserialize, Serialize};
@@ -705,7 +705,9 @@ impl CitationClient {
             .content_length()
             .is_some_and(|n| n > limits.max_answer_bytes)
         {
-            return Err(crate::transfer::too_large(limits.max_answer_bytes));
+            return Err(crate::citations::transfer::too_large(
+                limits.max_answer_bytes,
+            ));
         }
         let mut decoder = CiteAnswerDecoder::new(out, limits.max_answer_bytes);
         while let Some(chunk) = resp.chunk().await.map_err(network_error)? {

@@ -1,13 +1,13 @@
 //! What both service clients share: a connection, a key, and a JSON POST with 429
 //! retries and typed errors. The key is redacted in `Debug`.
 
-use crate::connection::Connection;
 use crate::error::{Error, ErrorCode, Result};
-use crate::http::{
+use crate::keys::ApiKey;
+use crate::net::connection::Connection;
+use crate::net::http::{
     MAX_JSON_ANSWER_BYTES, Progress, REQUEST_TIMEOUT, RetryPolicy, error_from, read_limited,
     with_retries,
 };
-use crate::keys::ApiKey;
 use std::time::Duration;
 
 /// How much of an answer is read, and how long the whole request may take.

@@ -1,0 +1,11 @@
+//! The citation service and what Casebook does around it: recognising a dropped file
+//! ([`documents`]), reading a .docx or .pptx itself ([`reader`]), the parse and cite
+//! client ([`client`]) with the document streamed both ways ([`transfer`]), what a
+//! cite changed ([`summary`]), and the citing jobs the front ends run ([`jobs`]).
+
+pub mod client;
+pub mod documents;
+pub mod jobs;
+pub mod reader;
+pub mod summary;
+pub mod transfer;

@@ -1,0 +1,8 @@
+//! What only the desktop app needs, kept out of the Tauri shell so it is tested
+//! headless: how WebKit draws ([`renderer`]), where the window was
+//! ([`window_place`]), and documents handed to the app by its command line
+//! ([`launch`]).
+
+pub mod launch;
+pub mod renderer;
+pub mod window_place;

@@ -1,0 +1,13 @@
+//! The investigation service and a mission's life in Casebook: the client and the
+//! typed events ([`client`]), the stream's wire formats ([`sse`]) and following it
+//! across drops ([`stream`]), the history on disk ([`store`]), one watcher per mission
+//! shared by every window ([`follower`]), how an event reads ([`cards`]), and exports
+//! ([`transcript`]).
+
+pub mod cards;
+pub mod client;
+pub mod follower;
+pub mod sse;
+pub mod store;
+pub mod stream;
+pub mod transcript;
