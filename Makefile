@@ -56,6 +56,9 @@ fresh-install: package
 lint: ui-deps
 	cargo fmt --all -- --check
 	cargo clippy $(CARGO_SCOPE) -- -D warnings
+	# No import cycles between core's modules or its folders (core/tests/module_cycles.rs).
+	# The same invocation shape as every other cargo call; the filter leaves one test file's.
+	cargo test $(CARGO_SCOPE) --quiet -- imports_one_that_imports_it
 	cd ui && npm run --silent check
 
 # Reliability figures, about an hour: fuzzing, soak, kill -9 and bad-input tests, then
