@@ -59,7 +59,9 @@ fn code_of(source: &str) -> String {
                 i += 1;
             }
         } else if source[i..].starts_with("/*") {
-            i = source[i + 2..].find("*/").map_or(b.len(), |e| i + 2 + e + 2);
+            i = source[i + 2..]
+                .find("*/")
+                .map_or(b.len(), |e| i + 2 + e + 2);
         } else if b[i] == b'"' && !source[..i].ends_with('\'') {
             i += 1;
             while i < b.len() && b[i] != b'"' {
@@ -288,14 +290,23 @@ fn no_folder_of_core_imports_one_that_imports_it() {
     // The layers the tree promises: the network knows neither service, and neither
     // service knows the other or the desktop.
     for (folder, forbidden) in [
-        ("net", &["citations", "missions", "desktop", "app", "backend"][..]),
+        (
+            "net",
+            &["citations", "missions", "desktop", "app", "backend"][..],
+        ),
         ("citations", &["missions", "desktop", "app", "backend"][..]),
         ("missions", &["citations", "desktop", "app", "backend"][..]),
-        ("error", &["net", "citations", "missions", "keys", "app"][..]),
+        (
+            "error",
+            &["net", "citations", "missions", "keys", "app"][..],
+        ),
     ] {
         let uses = folders.get(folder).cloned().unwrap_or_default();
         for f in forbidden {
-            assert!(!uses.contains(*f), "{folder} must not use {f}; it uses {uses:?}");
+            assert!(
+                !uses.contains(*f),
+                "{folder} must not use {f}; it uses {uses:?}"
+            );
         }
     }
 }

@@ -104,3 +104,10 @@ export function sentAtOf(ev: StoredEvent): number | null {
   if (typeof d !== "object" || d === null) return null;
   return num(d as Obj, "sentAt");
 }
+
+/** Spend as a mission reported it: dollars spent, and the budget it named. */
+export type Spend = { spent: number; budget: number | null };
+
+/** What the mission window's header shows of the whole mission, from its timeline at
+ *  most four times a second: the latest spend, when the last event came, how many. */
+export type Facts = { spend: Spend | null; lastAt: number | null; count: number };
