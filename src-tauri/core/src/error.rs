@@ -91,6 +91,12 @@ pub struct Error {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub(crate) status: Option<u16>,
+    /// The service's own code for the failure (eve's `code`: `session_not_ready`,
+    /// `session_not_active`, ...), when it gave one. Casebook decides on `code`; this is
+    /// shown, and tells apart failures that share a status.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub(crate) service_code: Option<String>,
 }
 
 impl Error {
@@ -100,6 +106,7 @@ impl Error {
             message: message.into(),
             retry_after_secs: None,
             status: None,
+            service_code: None,
         }
     }
 
@@ -117,6 +124,15 @@ impl Error {
 
     pub fn status(&self) -> Option<u16> {
         self.status
+    }
+
+    pub fn service_code(&self) -> Option<&str> {
+        self.service_code.as_deref()
+    }
+
+    pub fn with_service_code(mut self, code: impl Into<String>) -> Self {
+        self.service_code = Some(code.into());
+        self
     }
 
     pub fn with_status(mut self, status: u16) -> Self {

@@ -10,7 +10,13 @@ retryAfterSecs?: number,
 /**
  * The HTTP status the service answered with, when there was one.
  */
-status?: number, };
+status?: number, 
+/**
+ * The service's own code for the failure (eve's `code`: `session_not_ready`,
+ * `session_not_active`, ...), when it gave one. Casebook decides on `code`; this is
+ * shown, and tells apart failures that share a status.
+ */
+serviceCode?: string, };
 
 export type DocKind = "docx" | "pptx";
 
@@ -131,7 +137,7 @@ id: string | null, event: string, kind: EventKind, data: unknown, };
 
 export type Card = { "type": "started", objective: string | null, budget: string | null, } | { "type": "plan", steps: Array<string>, } | { "type": "search", query: string, engine: string | null, } | { "type": "source", title: string, url: string | null, publisher: string | null, year: string | null, } | { "type": "evidence", quote: string | null, supports: string | null, url: string | null, } | { "type": "finding", claim: string, confidence: string | null, sources: Array<string>, } | { "type": "spend", text: string, } | { "type": "report", title: string | null, summary: string | null, findings: Array<string>, } | { "type": "note", text: string, } | { "type": "text", text: string, } | { "type": "raw", json: string, };
 
-export type MissionStatus = "running" | "waiting" | "complete" | "cancelled" | "reconnecting" | "lost" | "error";
+export type MissionStatus = "running" | "waiting" | "needsinput" | "complete" | "failed" | "cancelled" | "reconnecting" | "lost" | "error";
 
 export type MissionRecord = { sessionId: string, objective: string, missionType: string, budgetType: string, budgetCents: number, baseUrl: string, status: MissionStatus, 
 /**

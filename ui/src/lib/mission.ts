@@ -53,8 +53,10 @@ export function formatElapsed(ms: number): string {
 
 export const statusLabel: Record<MissionStatus, string> = {
   running: "Running",
-  waiting: "Waiting",
+  waiting: "Waiting for you",
+  needs_input: "Needs your answer",
   complete: "Complete",
+  failed: "Failed",
   cancelled: "Cancelled",
   reconnecting: "Reconnecting…",
   lost: "Connection lost",

@@ -205,12 +205,11 @@ impl MissionEvent {
         }
     }
 
-    /// The stream ends here: the case is waiting or complete.
+    /// A turn ends here: the case is waiting (for a message or an answer), complete or
+    /// failed (see [`crate::missions::eve::turn_end`]). An older turn's end is one too, so
+    /// a watcher decides from the newest records.
     pub fn is_terminal(&self) -> bool {
-        matches!(
-            self.kind,
-            EventKind::SessionWaiting | EventKind::SessionCompleted
-        )
+        crate::missions::eve::turn_end(self).is_some()
     }
 
     /// The typed payload of a known kind; `None` for unknown kinds or data of

@@ -265,14 +265,12 @@ impl Follower {
                     .await;
             }
         }
-        let since = self
-            .store
-            .events_since_last_id(&w.record.session_id)
-            .await?;
+        let resume = self.store.resume_point(&w.record.session_id).await?;
         let record = self.store.require(&w.record.session_id).await?;
         let options = WatchOptions {
             last_event_id: record.last_event_id.clone(),
-            received_after_last_id: since.into_iter().map(|e| e.event).collect(),
+            received_after_last_id: resume.since.into_iter().map(|e| e.event).collect(),
+            start_index: resume.start_index,
             ..WatchOptions::default()
         };
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
@@ -313,11 +311,14 @@ impl Follower {
     async fn apply(&self, w: &Watcher, batch: Vec<WatchUpdate>) -> Result<()> {
         let mut inner = w.inner.lock().await;
         let mut events = Vec::new();
+        // The stream's cursor, and how many of `events` its lines cover.
+        let mut cursor = None;
         for update in batch {
             match update {
                 WatchUpdate::Event { event } => events.push(event),
+                WatchUpdate::Position { next } => cursor = Some((next, events.len())),
                 WatchUpdate::Connected { .. } => {
-                    self.flush(w, &mut inner, &mut events).await?;
+                    self.flush(w, &mut inner, &mut events, &mut cursor).await?;
                     if inner.status == MissionStatus::Reconnecting {
                         self.set_status(w, &mut inner, MissionStatus::Running, None)
                             .await;
@@ -326,7 +327,7 @@ impl Follower {
                 WatchUpdate::Reconnecting {
                     after_ms, reason, ..
                 } => {
-                    self.flush(w, &mut inner, &mut events).await?;
+                    self.flush(w, &mut inner, &mut events, &mut cursor).await?;
                     let detail = format!(
                         "The stream dropped ({reason}); reconnecting in {:.1} s.",
                         after_ms as f64 / 1000.0
@@ -336,7 +337,7 @@ impl Follower {
                 }
             }
         }
-        self.flush(w, &mut inner, &mut events).await
+        self.flush(w, &mut inner, &mut events, &mut cursor).await
     }
 
     async fn flush(
@@ -344,13 +345,14 @@ impl Follower {
         w: &Watcher,
         inner: &mut Inner,
         events: &mut Vec<MissionEvent>,
+        cursor: &mut Option<(u64, usize)>,
     ) -> Result<()> {
-        if events.is_empty() {
+        if events.is_empty() && cursor.is_none() {
             return Ok(());
         }
         let fresh = self
             .store
-            .append(&w.record.session_id, std::mem::take(events))
+            .append_at(&w.record.session_id, std::mem::take(events), cursor.take())
             .await?;
         if fresh.is_empty() {
             return Ok(());

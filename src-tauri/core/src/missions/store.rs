@@ -51,7 +51,22 @@ const MIGRATIONS: &[&str] = &[
     // (a rowid of `events`) are in the index; every one so far was indexed as written.
     "CREATE TABLE events_text_upto (upto INTEGER NOT NULL);
     INSERT INTO events_text_upto (upto) SELECT COALESCE(MAX(rowid), 0) FROM events;",
+    // 4: where an NDJSON (eve) stream resumes: the stored lines consumed (`?startIndex=`),
+    // and the last event stored when it was that, so a line whose events were only partly
+    // written before a crash is recognised when it comes again.
+    "ALTER TABLE missions ADD COLUMN stream_cursor INTEGER;
+    ALTER TABLE missions ADD COLUMN cursor_seq INTEGER;",
 ];
+
+/// Where a stream resumes after a restart.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResumePoint {
+    /// NDJSON: the stored lines consumed, for `?startIndex=`. `None` for SSE streams.
+    pub start_index: Option<u64>,
+    /// The events received after the last point the server can resume from exactly (the
+    /// last event id, or the cursor), which a server may send again.
+    pub since: Vec<StoredEvent>,
+}
 
 /// Where a mission stands, as the UI shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -59,8 +74,13 @@ const MIGRATIONS: &[&str] = &[
 #[ts(rename_all = "lowercase")]
 pub enum MissionStatus {
     Running,
+    /// The session waits for the person's next message.
     Waiting,
+    /// The turn is held until the person answers a question, an approval or a sign-in.
+    NeedsInput,
     Complete,
+    /// The session ended in failure (eve's `session.failed`, `session.ended` failed).
+    Failed,
     Cancelled,
     Reconnecting,
     /// The service could not be reached for a while; Retry (or the next start) follows again.
@@ -73,7 +93,9 @@ impl MissionStatus {
         match self {
             MissionStatus::Running => "running",
             MissionStatus::Waiting => "waiting",
+            MissionStatus::NeedsInput => "needs_input",
             MissionStatus::Complete => "complete",
+            MissionStatus::Failed => "failed",
             MissionStatus::Cancelled => "cancelled",
             MissionStatus::Reconnecting => "reconnecting",
             MissionStatus::Lost => "lost",
@@ -85,7 +107,9 @@ impl MissionStatus {
         match s {
             "running" => MissionStatus::Running,
             "waiting" => MissionStatus::Waiting,
+            "needs_input" => MissionStatus::NeedsInput,
             "complete" => MissionStatus::Complete,
+            "failed" => MissionStatus::Failed,
             "cancelled" => MissionStatus::Cancelled,
             "reconnecting" => MissionStatus::Reconnecting,
             "lost" => MissionStatus::Lost,
@@ -104,11 +128,34 @@ impl MissionStatus {
     /// The status an event moves a mission to, if any. A cancelled turn leaves the
     /// session waiting; we show it as cancelled until the next turn.
     pub fn after(self, event: &MissionEvent) -> Self {
+        let field = |k: &str| event.data.get(k).and_then(serde_json::Value::as_str);
+        // eve's vocabulary beyond the kinds the seeds name (see `missions::eve`).
+        match event.event.as_str() {
+            "input.requested" | "interaction.opened" | "turn.paused" => {
+                return MissionStatus::NeedsInput;
+            }
+            "input.resolved" | "interaction.settled" | "turn.resumed" => {
+                return MissionStatus::Running;
+            }
+            "turn.waiting" if field("on") == Some("input") => return MissionStatus::NeedsInput,
+            "turn.waiting" => return MissionStatus::Running,
+            "session.failed" => return MissionStatus::Failed,
+            "turn.settled" if field("outcome") == Some("cancelled") => {
+                return MissionStatus::Cancelled;
+            }
+            "turn.settled" => return MissionStatus::Waiting,
+            "session.ended" if field("outcome") == Some("failed") => return MissionStatus::Failed,
+            "session.ended" => return MissionStatus::Complete,
+            _ => {}
+        }
         match event.kind {
             EventKind::TurnStarted => MissionStatus::Running,
             EventKind::TurnCancelled => MissionStatus::Cancelled,
-            EventKind::SessionWaiting if self == MissionStatus::Cancelled => {
-                MissionStatus::Cancelled
+            // A question asked before the turn parked (eve before 0.70) still needs its answer.
+            EventKind::SessionWaiting
+                if matches!(self, MissionStatus::Cancelled | MissionStatus::NeedsInput) =>
+            {
+                self
             }
             EventKind::SessionWaiting => MissionStatus::Waiting,
             EventKind::SessionCompleted => MissionStatus::Complete,
@@ -334,6 +381,37 @@ impl MissionStore {
 
     /// The events stored after the last one the server gave an id (all of them when
     /// it never gave one): what a resumed stream may replay and must not repeat.
+    /// Where following this mission resumes: from the stream's cursor when it has one,
+    /// else from the last event id.
+    pub async fn resume_point(&self, session_id: &str) -> Result<ResumePoint> {
+        let id = session_id.to_owned();
+        let cursor: Option<(u64, u64)> = self
+            .with(move |c| {
+                c.query_row(
+                    "SELECT stream_cursor, cursor_seq FROM missions WHERE session_id = ?1",
+                    [&id],
+                    |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)),
+                )
+                .optional()
+                .map(|row| match row {
+                    Some((Some(p), Some(s))) => Some((p as u64, s as u64)),
+                    _ => None,
+                })
+                .map_err(db_err)
+            })
+            .await?;
+        Ok(match cursor {
+            Some((position, seq)) => ResumePoint {
+                start_index: Some(position),
+                since: self.events(session_id, seq, u32::MAX).await?,
+            },
+            None => ResumePoint {
+                start_index: None,
+                since: self.events_since_last_id(session_id).await?,
+            },
+        })
+    }
+
     pub async fn events_since_last_id(&self, session_id: &str) -> Result<Vec<StoredEvent>> {
         let id = session_id.to_owned();
         let after: u64 = self
@@ -394,6 +472,18 @@ impl MissionStore {
         session_id: &str,
         events: Vec<MissionEvent>,
     ) -> Result<Vec<StoredEvent>> {
+        self.append_at(session_id, events, None).await
+    }
+
+    /// [`Self::append`], and in the same transaction the stream's cursor: `Some((next,
+    /// covered))` when the first `covered` events complete the stream's lines up to
+    /// position `next`.
+    pub async fn append_at(
+        &self,
+        session_id: &str,
+        events: Vec<MissionEvent>,
+        cursor: Option<(u64, usize)>,
+    ) -> Result<Vec<StoredEvent>> {
         let id = session_id.to_owned();
         self.with(move |c| {
             // IMMEDIATE takes the write lock before reading the next position, so a
@@ -412,7 +502,9 @@ impl MissionStore {
             let now = now_ms();
             let mut stored = Vec::new();
             let mut last_id = None;
-            for event in events {
+            let mut covered_seq = (cursor.is_some_and(|(_, n)| n == 0)).then(|| next - 1);
+            for (i, event) in events.into_iter().enumerate() {
+                let covers = cursor.is_some_and(|(_, n)| i + 1 == n);
                 let inserted = tx
                     .execute(
                         "INSERT OR IGNORE INTO events (session_id, seq, event_id, event, data, received_at)
@@ -421,6 +513,9 @@ impl MissionStore {
                     )
                     .map_err(db_err)?;
                 if inserted == 0 {
+                    if covers {
+                        covered_seq = Some(next - 1);
+                    }
                     continue;
                 }
                 status = status.after(&event);
@@ -428,7 +523,17 @@ impl MissionStore {
                     last_id = event.id.clone();
                 }
                 stored.push(StoredEvent::new(next, event, now));
+                if covers {
+                    covered_seq = Some(next);
+                }
                 next += 1;
+            }
+            if let (Some((position, _)), Some(seq)) = (cursor, covered_seq) {
+                tx.execute(
+                    "UPDATE missions SET stream_cursor = ?2, cursor_seq = ?3 WHERE session_id = ?1",
+                    params![id, position as i64, seq as i64],
+                )
+                .map_err(db_err)?;
             }
             tx.execute(
                 "UPDATE missions SET status = ?2, updated_at = ?3, last_event_id = COALESCE(?4, last_event_id)

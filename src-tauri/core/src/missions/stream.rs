@@ -26,6 +26,7 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::client::{InvestigationClient, MissionEvent};
+use crate::missions::eve::{self, Generation, LineReader, Record, Transport};
 use crate::missions::sse::SseDecoder;
 use crate::net::connection::READ_IDLE_TIMEOUT;
 use crate::net::http::{error_from, network_error, retry_after};
@@ -68,7 +69,24 @@ pub struct WatchOptions {
     /// dropped and reopened. The connection's own read timeout
     /// ([`READ_IDLE_TIMEOUT`]) applies as well, so a longer value has no effect.
     pub idle_timeout: Duration,
+    /// Where an NDJSON stream resumes: the stored lines already consumed, sent as
+    /// `?startIndex=` (the cursor [`WatchUpdate::Position`] reports). `None` before any.
+    pub start_index: Option<u64>,
+    /// This client has just created the session: opening its stream may fail for a moment
+    /// (404, 409, 425, 5xx) while the service sets it up, and is retried for
+    /// [`OPEN_GRACE`]. Otherwise an unknown session fails after [`OPEN_TRIES`] tries.
+    pub just_created: bool,
 }
+
+/// How long a stream that will not open is retried right after its session was created.
+pub const OPEN_GRACE: Duration = Duration::from_secs(30);
+/// Tries to open the stream of a session the service says it does not know.
+pub const OPEN_TRIES: u32 = 3;
+/// eve servers heartbeat every 10 s; eve's own client reconnects after 15 s of silence.
+pub const EVE_IDLE_TIMEOUT: Duration = Duration::from_secs(15);
+/// Without a tail index, a turn's end is the newest when nothing follows it this soon:
+/// a replay of older turns comes in one burst.
+pub const SETTLE: Duration = Duration::from_millis(750);
 
 impl Default for WatchOptions {
     fn default() -> Self {
@@ -81,6 +99,8 @@ impl Default for WatchOptions {
             min_failures: 5,
             max_server_retry: Duration::from_secs(300),
             idle_timeout: READ_IDLE_TIMEOUT,
+            start_index: None,
+            just_created: false,
         }
     }
 }
@@ -94,6 +114,12 @@ pub enum WatchUpdate {
     Connected { attempt: u32 },
     /// One event, new to this watcher.
     Event { event: MissionEvent },
+    /// An NDJSON stream's cursor after a stored line: resume with `?startIndex=next`.
+    /// Comes after the line's events.
+    Position {
+        #[ts(type = "number")]
+        next: u64,
+    },
     /// The connection dropped, failed or was rate limited; reconnecting after a pause.
     Reconnecting {
         attempt: u32,
@@ -134,43 +160,54 @@ impl WatchEnd {
     }
 }
 
-/// One decoded event and what it does to the resume id: `Some("")` clears it, `None`
-/// leaves it.
-struct Framed {
-    event: MissionEvent,
-    resume: Option<String>,
+/// What one response's bytes become, in order.
+enum Framed {
+    /// An event, and what it does to the SSE resume id: `Some("")` clears it, `None` leaves
+    /// it.
+    Event {
+        event: MissionEvent,
+        resume: Option<String>,
+    },
+    /// An NDJSON stored line ended: one position consumed.
+    LineEnd,
+    Transport(Transport),
 }
 
 enum Framing {
     Sse(SseDecoder),
-    /// The bytes of unfinished lines, and how far they have been searched for a newline,
-    /// so each byte is looked at once however the line is split.
-    Ndjson {
-        buf: Vec<u8>,
-        scanned: usize,
-    },
+    Ndjson(LineReader),
 }
 
 impl Framing {
-    fn for_content_type(ct: &str) -> Option<Self> {
+    /// The framing for a response's content type (and eve's stream version); `None` for a
+    /// type that is neither, an error for an eve version newer than Casebook reads.
+    fn for_response(ct: &str, eve_version: Option<&str>) -> Result<Option<Self>> {
         let ct = ct
             .split(';')
             .next()
             .unwrap_or("")
             .trim()
             .to_ascii_lowercase();
-        match ct.as_str() {
+        Ok(match ct.as_str() {
             "text/event-stream" => Some(Framing::Sse(SseDecoder::with_limit(MAX_EVENT_BYTES))),
             "application/x-ndjson"
             | "application/ndjson"
             | "application/jsonl"
             | "application/jsonlines"
-            | "application/json-seq" => Some(Framing::Ndjson {
-                buf: Vec::new(),
-                scanned: 0,
-            }),
+            | "application/json-seq" => Some(Framing::Ndjson(LineReader::new(
+                Generation::from_header(eve_version)?,
+            ))),
             _ => None,
-        }
+        })
+    }
+
+    #[cfg(test)]
+    fn for_content_type(ct: &str) -> Option<Self> {
+        Self::for_response(ct, None).ok().flatten()
+    }
+
+    fn is_ndjson(&self) -> bool {
+        matches!(self, Framing::Ndjson(_))
     }
 
     fn feed(&mut self, chunk: &[u8], out: &mut Vec<Framed>) -> Result<()> {
@@ -181,7 +218,7 @@ impl Framing {
                     // make every id-less event look like a repeat of the last identified one.
                     let own = e.has_id_field.then(|| e.id.clone()).flatten();
                     let resume = e.id.clone();
-                    out.push(Framed {
+                    out.push(Framed::Event {
                         event: MissionEvent::new(own.filter(|id| !id.is_empty()), e.event, &e.data),
                         resume,
                     });
@@ -194,53 +231,28 @@ impl Framing {
                         ),
                     )
                 }),
-            Framing::Ndjson { buf, scanned } => {
-                buf.extend_from_slice(chunk);
-                let too_long = || {
-                    Error::new(
-                        ErrorCode::Protocol,
-                        format!(
-                            "The mission stream sent one line longer than {MAX_EVENT_BYTES} bytes; Casebook stops reading a stream that large."
-                        ),
-                    )
-                };
-                let mut start = 0;
-                while let Some(i) = buf[*scanned..].iter().position(|&b| b == b'\n') {
-                    let end = *scanned + i;
-                    if end - start > MAX_EVENT_BYTES {
-                        *buf = Vec::new();
-                        *scanned = 0;
-                        return Err(too_long());
-                    }
-                    if let Some(e) = ndjson_event(&buf[start..end]) {
-                        out.push(Framed {
-                            resume: e.id.clone(),
-                            event: e,
-                        });
-                    }
-                    start = end + 1;
-                    *scanned = start;
-                }
-                *scanned = buf.len();
-                if start > 0 {
-                    // Only the tail after the last newline moves, and it lies in this chunk.
-                    buf.drain(..start);
-                    *scanned -= start;
-                }
-                if buf.len() > MAX_EVENT_BYTES {
-                    *buf = Vec::new();
-                    *scanned = 0;
-                    return Err(too_long());
-                }
-                Ok(())
+            Framing::Ndjson(reader) => {
+                let mut records = Vec::new();
+                let fed = reader.feed(chunk, &mut records);
+                framed_records(records, out);
+                fed
             }
+        }
+    }
+
+    /// The response ended cleanly: a last line without its newline still counts.
+    fn finish(&mut self, out: &mut Vec<Framed>) {
+        if let Framing::Ndjson(reader) = self {
+            let mut records = Vec::new();
+            reader.finish(&mut records);
+            framed_records(records, out);
         }
     }
 
     fn retry(&self) -> Option<Duration> {
         match self {
             Framing::Sse(d) => d.retry().map(Duration::from_millis),
-            Framing::Ndjson { .. } => None,
+            Framing::Ndjson(_) => None,
         }
     }
 
@@ -249,7 +261,22 @@ impl Framing {
     fn committed_id(&self) -> Option<&str> {
         match self {
             Framing::Sse(d) => d.committed_id(),
-            Framing::Ndjson { .. } => None,
+            Framing::Ndjson(_) => None,
+        }
+    }
+}
+
+fn framed_records(records: Vec<Record>, out: &mut Vec<Framed>) {
+    for r in records {
+        match r {
+            Record::Stored(events) => {
+                out.extend(events.into_iter().map(|event| Framed::Event {
+                    event,
+                    resume: None,
+                }));
+                out.push(Framed::LineEnd);
+            }
+            Record::Transport(t) => out.push(Framed::Transport(t)),
         }
     }
 }
@@ -259,46 +286,18 @@ impl Framing {
 /// events. Not part of the API the front ends use.
 #[doc(hidden)]
 pub fn ndjson_events<'a>(chunks: impl IntoIterator<Item = &'a [u8]>) -> Result<Vec<MissionEvent>> {
-    let mut framing = Framing::Ndjson {
-        buf: Vec::new(),
-        scanned: 0,
-    };
+    let mut framing = Framing::Ndjson(LineReader::new(Generation::Events(None)));
     let mut out = Vec::new();
     for chunk in chunks {
         framing.feed(chunk, &mut out)?;
     }
-    Ok(out.into_iter().map(|f| f.event).collect())
-}
-
-/// One NDJSON line as an event: the name from `event`, `type` or `kind`, the id
-/// from `id`, the data from `data` (or the whole object).
-fn ndjson_event(line: &[u8]) -> Option<MissionEvent> {
-    // RFC 7464 json-seq puts a record separator before each record.
-    let line = std::str::from_utf8(line)
-        .ok()?
-        .trim()
-        .trim_start_matches('\u{1e}');
-    if line.is_empty() {
-        return None;
-    }
-    let v: serde_json::Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(_) => return Some(MissionEvent::new(None, "unparsed".into(), line)),
-    };
-    let name = ["event", "type", "kind"]
-        .iter()
-        .find_map(|k| v.get(*k).and_then(|x| x.as_str()))
-        .unwrap_or("message")
-        .to_owned();
-    let id = v.get("id").and_then(|x| match x {
-        serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),
-        serde_json::Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    });
-    let data = v.get("data").cloned().unwrap_or_else(|| v.clone());
-    let mut e = MissionEvent::new(id, name, "null");
-    e.data = data;
-    Some(e)
+    Ok(out
+        .into_iter()
+        .filter_map(|f| match f {
+            Framed::Event { event, .. } => Some(event),
+            _ => None,
+        })
+        .collect())
 }
 
 /// Decides which events are new: by id when the server put one on the event, otherwise by
@@ -419,6 +418,10 @@ fn backoff(
 enum Ended {
     Clean,
     Dropped(String),
+    /// eve's `stream.lease-ended`: reconnect at once from the cursor.
+    LeaseEnded,
+    /// A turn's end was followed by nothing for [`SETTLE`].
+    Settled,
 }
 
 impl InvestigationClient {
@@ -436,21 +439,51 @@ impl InvestigationClient {
             &options.received_after_last_id,
         );
         let mut resume_id = options.last_event_id.clone();
+        let started = Instant::now();
         let mut attempt = 0u32;
         // Failures to connect in a row, and when the first of them happened.
         let mut failures = 0u32;
         let mut failing_since: Option<Instant> = None;
+        // Answers that the session is not there (yet), in a row.
+        let mut not_there = 0u32;
         // Clean ends in a row with nothing new after the first.
         let mut quiet_clean_ends = 0u32;
         let mut use_post = false;
         let mut server_retry: Option<Duration> = None;
         let mut jitter = Jitter::seeded();
+        // NDJSON: stored lines consumed. Known to be NDJSON once resumed from a cursor.
+        let mut cursor = options.start_index.unwrap_or(0);
+        let mut ndjson = options.start_index.is_some();
+        // The position of the newest durable line when the watch began, from the first
+        // response's `x-eve-stream-tail-index`: a turn's end before it is an older turn's.
+        let mut tail: Option<i64> = None;
+        let mut first = true;
         loop {
             attempt += 1;
-            let resp = match self.connect(&path, resume_id.as_deref(), use_post).await {
+            let mut query = Vec::new();
+            if ndjson {
+                query.push(("startIndex", cursor.to_string()));
+            }
+            if first {
+                query.push(("includeTailIndex", "1".to_owned()));
+            }
+            let resp = match self
+                .connect(&path, &query, resume_id.as_deref(), use_post)
+                .await
+            {
                 Err(e) if e.code == ErrorCode::Protocol && e.status == Some(405) && !use_post => {
                     // The contract does not name the stream's method: try POST once.
                     use_post = true;
+                    continue;
+                }
+                Err(e) if not_there_yet(&e) => {
+                    not_there += 1;
+                    let grace = options.just_created && started.elapsed() < OPEN_GRACE;
+                    if !grace && not_there >= OPEN_TRIES {
+                        return Err(e);
+                    }
+                    let pause = backoff(&options, not_there.saturating_sub(1), None, &mut jitter);
+                    reconnect_after(&mut on_update, attempt, pause, e.message).await;
                     continue;
                 }
                 Err(e) if retryable(&e) => {
@@ -502,61 +535,163 @@ impl InvestigationClient {
             }
             failures = 0;
             failing_since = None;
+            not_there = 0;
+            let header = |name: &str| {
+                resp.headers()
+                    .get(name)
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            };
+            if first {
+                tail = header("x-eve-stream-tail-index").and_then(|v| v.trim().parse().ok());
+                first = false;
+            }
+            let ct = header(reqwest::header::CONTENT_TYPE.as_str()).unwrap_or_default();
+            let eve_version = header("x-eve-stream-version");
+            let mut framing = match Framing::for_response(&ct, eve_version.as_deref())? {
+                Some(f) => f,
+                None => {
+                    return Err(Error::new(
+                        ErrorCode::Protocol,
+                        format!(
+                            "The mission stream answered {ct:?}, not text/event-stream or NDJSON."
+                        ),
+                    ));
+                }
+            };
             on_update(WatchUpdate::Connected { attempt });
-            let ct = resp
-                .headers()
-                .get(reqwest::header::CONTENT_TYPE)
-                .and_then(|v| v.to_str().ok())
-                .unwrap_or("")
-                .to_owned();
-            let Some(mut framing) = Framing::for_content_type(&ct) else {
-                return Err(Error::new(
-                    ErrorCode::Protocol,
-                    format!("The mission stream answered {ct:?}, not text/event-stream or NDJSON."),
-                ));
+            ndjson = framing.is_ndjson();
+            let idle_timeout = if eve_version.is_some() {
+                options.idle_timeout.min(EVE_IDLE_TIMEOUT)
+            } else {
+                options.idle_timeout
             };
             dedup.reconnected();
+            let mut lines = Lines::new(cursor);
             let mut news = false;
             let mut batch = Vec::new();
             let mut resp = resp;
+            // A turn's end waiting to be confirmed as the newest, with its line's position.
+            let mut pending_end: Option<(MissionEvent, u64)> = None;
             let ended = loop {
-                let chunk = match tokio::time::timeout(options.idle_timeout, resp.chunk()).await {
+                // Without a tail index, an NDJSON turn's end is the newest once nothing
+                // follows it for a moment.
+                let wait = match &pending_end {
+                    Some(_) if ndjson && tail.is_none() => SETTLE,
+                    _ => idle_timeout,
+                };
+                let chunk = match tokio::time::timeout(wait, resp.chunk()).await {
+                    Err(_) if pending_end.is_some() => break Ended::Settled,
                     Err(_) => {
                         break Ended::Dropped(format!(
                             "nothing arrived for {} s",
-                            options.idle_timeout.as_secs_f64()
+                            idle_timeout.as_secs_f64()
                         ));
                     }
                     Ok(Err(e)) => break Ended::Dropped(network_error(e).message),
-                    Ok(Ok(None)) => break Ended::Clean,
+                    Ok(Ok(None)) => {
+                        framing.finish(&mut batch);
+                        break Ended::Clean;
+                    }
                     Ok(Ok(Some(chunk))) => chunk,
                 };
                 // Events completed before an oversized one are still delivered.
                 let fed = framing.feed(&chunk, &mut batch);
                 server_retry = framing.retry().or(server_retry);
-                for Framed { event, resume } in batch.drain(..) {
-                    if let Some(id) = resume {
-                        resume_id = Some(id).filter(|id| !id.is_empty());
+                let mut stop = None;
+                for framed in batch.drain(..) {
+                    match framed {
+                        Framed::Event { event, resume } => {
+                            if let Some(id) = resume {
+                                resume_id = Some(id).filter(|id| !id.is_empty());
+                            }
+                            if !dedup.is_new(&event) {
+                                continue;
+                            }
+                            lines.new_in_line = true;
+                            news = true;
+                            let at = lines.position();
+                            // A later line after a turn's end: that end was an older turn's.
+                            if pending_end.as_ref().is_some_and(|(_, p)| *p != at) {
+                                pending_end = None;
+                            }
+                            let historical = ndjson && tail.is_some_and(|t| (at as i64) < t);
+                            if eve::turn_end(&event).is_some() && !historical {
+                                pending_end = Some((event.clone(), at));
+                            }
+                            on_update(WatchUpdate::Event { event });
+                            // SSE has no lines: its end is the end at once.
+                            if !ndjson && let Some((end, _)) = pending_end.take() {
+                                stop = Some(end);
+                                break;
+                            }
+                        }
+                        Framed::LineEnd => {
+                            cursor = lines.line_ended();
+                            on_update(WatchUpdate::Position { next: cursor });
+                            // With the tail known, the newest turn's end ends the watch
+                            // once its line is read.
+                            if tail.is_some()
+                                && let Some((end, _)) = pending_end.take()
+                            {
+                                stop = Some(end);
+                                break;
+                            }
+                        }
+                        Framed::Transport(Transport::Position(next)) => {
+                            cursor = next;
+                            lines = Lines::new(next);
+                            on_update(WatchUpdate::Position { next });
+                        }
+                        Framed::Transport(Transport::Ended) => {
+                            return Ok(WatchEnd {
+                                reason: match pending_end.take() {
+                                    Some((end, _)) => WatchEndReason::Terminal(end),
+                                    None => WatchEndReason::ServerDone,
+                                },
+                                last_event_id: resume_id,
+                            });
+                        }
+                        Framed::Transport(Transport::LeaseEnded) => {
+                            lines.lease_ended = true;
+                            break;
+                        }
+                        Framed::Transport(_) => {}
                     }
-                    if !dedup.is_new(&event) {
-                        continue;
-                    }
-                    news = true;
-                    let terminal = event.is_terminal().then(|| event.clone());
-                    on_update(WatchUpdate::Event { event });
-                    if let Some(terminal) = terminal {
-                        return Ok(WatchEnd {
-                            reason: WatchEndReason::Terminal(terminal),
-                            last_event_id: resume_id,
-                        });
-                    }
+                }
+                if let Some(end) = stop {
+                    return Ok(WatchEnd {
+                        reason: WatchEndReason::Terminal(end),
+                        last_event_id: resume_id,
+                    });
+                }
+                if lines.lease_ended {
+                    break Ended::LeaseEnded;
                 }
                 fed?;
                 if let Some(id) = framing.committed_id() {
                     resume_id = Some(id.to_owned()).filter(|id| !id.is_empty());
                 }
             };
+            if let Some((end, _)) = pending_end
+                && matches!(ended, Ended::Settled | Ended::Clean)
+            {
+                return Ok(WatchEnd {
+                    reason: WatchEndReason::Terminal(end),
+                    last_event_id: resume_id,
+                });
+            }
             let reason = match ended {
+                Ended::LeaseEnded | Ended::Settled => {
+                    // The server ended this response by design: straight back, no back-off.
+                    on_update(WatchUpdate::Reconnecting {
+                        attempt,
+                        after_ms: 0,
+                        reason: "the stream's lease ended".into(),
+                    });
+                    quiet_clean_ends = 0;
+                    continue;
+                }
                 Ended::Clean => {
                     quiet_clean_ends = if news { 1 } else { quiet_clean_ends + 1 };
                     if quiet_clean_ends >= 2 {
@@ -584,6 +719,7 @@ impl InvestigationClient {
     async fn connect(
         &self,
         path: &str,
+        query: &[(&str, String)],
         last_id: Option<&str>,
         post: bool,
     ) -> Result<reqwest::Response> {
@@ -596,11 +732,14 @@ impl InvestigationClient {
             .api
             .conn
             .authed(method, path, &self.api.key)
+            .query(query)
             .header(
                 reqwest::header::ACCEPT,
                 "text/event-stream, application/x-ndjson;q=0.9",
             )
-            .header(reqwest::header::CACHE_CONTROL, "no-cache");
+            .header(reqwest::header::CACHE_CONTROL, "no-cache")
+            // A proxy that compresses NDJSON may hold it back until its buffer fills.
+            .header(reqwest::header::ACCEPT_ENCODING, "identity");
         if let Some(id) = last_id {
             req = req.header("Last-Event-ID", id);
         }
@@ -622,6 +761,60 @@ impl InvestigationClient {
         }
         Err(self.api.key.scrub(error_from(resp, "Mission stream").await))
     }
+}
+
+/// Where one connection is in an NDJSON stream, so the cursor is right whether the server
+/// honoured `startIndex` or replayed from the start (then the lines it sent again, none of
+/// them new, lead the response: once they cover what was asked to skip, the count starts
+/// from the response's first line).
+struct Lines {
+    asked: u64,
+    here: u64,
+    /// Lines at the head of this response with nothing new in them.
+    old_at_head: u64,
+    head_is_old: bool,
+    new_in_line: bool,
+    lease_ended: bool,
+}
+
+impl Lines {
+    fn new(asked: u64) -> Self {
+        Self {
+            asked,
+            here: 0,
+            old_at_head: 0,
+            head_is_old: true,
+            new_in_line: false,
+            lease_ended: false,
+        }
+    }
+
+    /// The position of the line being read.
+    fn position(&self) -> u64 {
+        if self.asked > 0 && self.old_at_head >= self.asked {
+            self.here
+        } else {
+            self.asked + self.here
+        }
+    }
+
+    /// Counts the line just read; the cursor after it.
+    fn line_ended(&mut self) -> u64 {
+        if self.head_is_old && !self.new_in_line {
+            self.old_at_head += 1;
+        } else {
+            self.head_is_old = false;
+        }
+        self.here += 1;
+        self.new_in_line = false;
+        self.position()
+    }
+}
+
+/// The service does not have the session (yet): just created, or not this service's.
+/// `session_stranded` (left behind by an upgrade) is final.
+fn not_there_yet(e: &Error) -> bool {
+    matches!(e.status, Some(404 | 409 | 425)) && e.service_code() != Some("session_stranded")
 }
 
 async fn reconnect_after(
@@ -654,7 +847,12 @@ mod tests {
     fn events(f: &mut Framing, chunk: &[u8]) -> Vec<MissionEvent> {
         let mut out = Vec::new();
         f.feed(chunk, &mut out).unwrap();
-        out.into_iter().map(|f| f.event).collect()
+        out.into_iter()
+            .filter_map(|f| match f {
+                Framed::Event { event, .. } => Some(event),
+                _ => None,
+            })
+            .collect()
     }
 
     #[test]
@@ -683,8 +881,8 @@ mod tests {
         let mut out = Vec::new();
         for b in line.as_bytes() {
             out.extend(events(&mut f, std::slice::from_ref(b)));
-            if let Framing::Ndjson { buf, scanned } = &f {
-                assert_eq!(*scanned, buf.len());
+            if let Framing::Ndjson(reader) = &f {
+                assert!(reader.scanned_all());
             }
         }
         assert_eq!(out.len(), 1);
@@ -717,7 +915,10 @@ mod tests {
             .unwrap();
         let got: Vec<_> = out
             .iter()
-            .map(|f| (f.event.id.as_deref(), f.resume.as_deref()))
+            .map(|f| match f {
+                Framed::Event { event, resume } => (event.id.as_deref(), resume.as_deref()),
+                _ => panic!("SSE has no lines"),
+            })
             .collect();
         assert_eq!(
             got,

@@ -155,6 +155,9 @@ pub(crate) async fn error_from(resp: reqwest::Response, what: &str) -> Error {
         None => default,
     };
     let mut err = Error::new(code, message).with_status(status.as_u16());
+    if let Some(c) = (!cut).then(|| service_code(&body)).flatten() {
+        err = err.with_service_code(c);
+    }
     if let Some(w) = wait {
         err = err.with_retry_after(w.as_secs());
     }
@@ -181,6 +184,21 @@ pub(crate) fn server_message(body: &[u8]) -> Option<String> {
         return None;
     }
     Some(excerpt(text))
+}
+
+/// The service's own code for a failure: eve's `code` beside `error`, or `error.code`.
+/// Only a short token is taken, never prose.
+pub(crate) fn service_code(body: &[u8]) -> Option<String> {
+    let v: serde_json::Value = serde_json::from_slice(body).ok()?;
+    let code = v
+        .get("code")
+        .or_else(|| v.pointer("/error/code"))?
+        .as_str()?;
+    let token = code.len() <= 64
+        && code
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    token.then(|| code.to_owned())
 }
 
 fn excerpt(s: &str) -> String {
@@ -328,6 +346,23 @@ mod tests {
         let earlier = httpdate::fmt_http_date(now - Duration::from_secs(30));
         assert_eq!(parse_retry_after(&earlier, now), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("soon", now), None);
+    }
+
+    #[test]
+    fn eve_error_bodies_give_their_message_and_code() {
+        let body =
+            br#"{"ok":false,"code":"session_not_ready","error":"The session is not ready yet."}"#;
+        assert_eq!(
+            server_message(body).as_deref(),
+            Some("The session is not ready yet.")
+        );
+        assert_eq!(service_code(body).as_deref(), Some("session_not_ready"));
+        assert_eq!(
+            service_code(br#"{"error":{"code":"rate_limit","message":"x"}}"#).as_deref(),
+            Some("rate_limit")
+        );
+        assert_eq!(service_code(br#"{"code":"two words"}"#), None);
+        assert_eq!(service_code(b"plain"), None);
     }
 
     #[test]
