@@ -12,7 +12,8 @@ use casebook_core::citations::jobs::{
 };
 use casebook_core::desktop::launch::DropUpdate;
 use casebook_core::keys::{KeyStatus, Service};
-use casebook_core::missions::client::{CancelAck, MissionSpec};
+use casebook_core::missions::client::{CancelAck, Delivered, FollowUp, InputResponse, MissionSpec};
+use casebook_core::missions::conversation::Conversation;
 use casebook_core::missions::follower::MissionUpdate;
 use casebook_core::missions::store::{EventFilter, EventPage, KindCount, MissionRecord};
 use casebook_core::missions::transcript::ExportFormat;
@@ -204,6 +205,34 @@ pub async fn mission_kinds(core: Core<'_>, session_id: String) -> Result<Vec<Kin
 #[tauri::command]
 pub async fn cancel_mission(core: Core<'_>, session_id: String) -> Result<CancelAck, Error> {
     core.cancel_mission(&session_id).await
+}
+
+#[tauri::command]
+pub async fn reply_mission(
+    core: Core<'_>,
+    session_id: String,
+    message: String,
+) -> Result<Delivered, Error> {
+    core.follow_up_mission(&session_id, &FollowUp::Message(message))
+        .await
+}
+
+#[tauri::command]
+pub async fn answer_mission(
+    core: Core<'_>,
+    session_id: String,
+    answers: Vec<InputResponse>,
+) -> Result<Delivered, Error> {
+    core.follow_up_mission(&session_id, &FollowUp::Answers(answers))
+        .await
+}
+
+#[tauri::command]
+pub async fn mission_conversation(
+    core: Core<'_>,
+    session_id: String,
+) -> Result<Conversation, Error> {
+    core.mission_conversation(&session_id).await
 }
 
 /// Saves the transcript where the user says. `None`: cancelled.

@@ -8,7 +8,7 @@ use casebook_core::backend::{Backend, SandboxOptions};
 use casebook_core::citations::client::{CiteOptions, Mode};
 use casebook_core::citations::jobs::{self, CiteSource};
 use casebook_core::keys::{KeySource, KeyStore, Service};
-use casebook_core::missions::client::{MissionSpec, parse_usd};
+use casebook_core::missions::client::{FollowUp, InputResponse, MissionSpec, parse_usd};
 use casebook_core::missions::follower::{MissionUpdate, Quiet};
 use casebook_core::missions::store::MissionStatus;
 use casebook_core::missions::transcript::ExportFormat;
@@ -166,8 +166,44 @@ enum MissionAction {
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
     },
-    /// Cancel the mission's active turn.
+    /// Cancel the mission's active turn (exit 0 also when there is nothing to cancel).
     Cancel { session_id: String },
+    /// Send a waiting mission your next message; its new turn streams into the same mission.
+    Reply {
+        session_id: String,
+        #[arg(long)]
+        message: String,
+        /// Follow the turn it starts until the mission waits or is complete.
+        #[arg(long)]
+        follow: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer a question the mission asked, with one of its options or free text.
+    Answer {
+        session_id: String,
+        /// The request's id (`mission show` lists what is pending).
+        #[arg(long = "request")]
+        request_id: String,
+        #[arg(
+            long = "option",
+            conflicts_with = "text",
+            required_unless_present = "text"
+        )]
+        option_id: Option<String>,
+        #[arg(long)]
+        text: Option<String>,
+        #[arg(long)]
+        follow: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The mission as a conversation: its status, what it asks, and its messages.
+    Show {
+        session_id: String,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Exit codes scripts can rely on.
@@ -452,8 +488,58 @@ async fn mission(core: &Arc<Casebook>, action: MissionAction) -> Result<(), Erro
             }
         }
         MissionAction::Cancel { session_id } => {
+            core.adopt_mission(&session_id, None).await?;
             let ack = core.cancel_mission(&session_id).await?;
-            println!("{} {}", ack.session_id, ack.status);
+            if ack.nothing_to_cancel() {
+                println!("{session_id} nothing to cancel: no turn is active");
+            } else {
+                println!("{session_id} {}", ack.status);
+            }
+            Ok(())
+        }
+        MissionAction::Reply {
+            session_id,
+            message,
+            follow,
+            json,
+        } => {
+            core.adopt_mission(&session_id, None).await?;
+            let sent = core
+                .follow_up_mission(&session_id, &FollowUp::Message(message))
+                .await?;
+            output::print_delivered(&session_id, &sent, json);
+            if follow {
+                watch(core, &session_id, json).await?;
+            }
+            Ok(())
+        }
+        MissionAction::Answer {
+            session_id,
+            request_id,
+            option_id,
+            text,
+            follow,
+            json,
+        } => {
+            core.adopt_mission(&session_id, None).await?;
+            let answer = InputResponse {
+                request_id,
+                option_id,
+                text,
+            };
+            let sent = core
+                .follow_up_mission(&session_id, &FollowUp::Answers(vec![answer]))
+                .await?;
+            output::print_delivered(&session_id, &sent, json);
+            if follow {
+                watch(core, &session_id, json).await?;
+            }
+            Ok(())
+        }
+        MissionAction::Show { session_id, json } => {
+            let record = core.mission(&session_id).await?;
+            let conversation = core.mission_conversation(&session_id).await?;
+            output::print_conversation(&record, &conversation, json);
             Ok(())
         }
     }

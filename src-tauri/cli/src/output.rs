@@ -3,6 +3,8 @@
 use casebook_core::account::AccountView;
 use casebook_core::citations::client::{Preview, PreviewSource};
 use casebook_core::citations::jobs::Cited;
+use casebook_core::missions::client::Delivered;
+use casebook_core::missions::conversation::{Conversation, Role};
 use casebook_core::missions::store::{MissionRecord, StoredEvent};
 use casebook_core::missions::transcript::rfc3339;
 use casebook_core::net::http::Progress;
@@ -224,4 +226,59 @@ pub fn print_account(view: AccountView, json: bool) -> Result<(), Error> {
         println!("{}", account.raw);
     }
     Ok(())
+}
+
+/// A follow-up the service took.
+pub fn print_delivered(session_id: &str, sent: &Delivered, json: bool) {
+    if json {
+        println!(
+            "{}",
+            json_line(
+                &serde_json::json!({"sessionId": session_id, "deliveryId": sent.delivery_id})
+            )
+        );
+    } else {
+        match &sent.delivery_id {
+            Some(d) => println!("{session_id} accepted ({d})"),
+            None => println!("{session_id} accepted"),
+        }
+    }
+    let _ = std::io::stdout().flush();
+}
+
+/// `mission show`: where the mission stands, what it asks, what was said.
+pub fn print_conversation(record: &MissionRecord, c: &Conversation, json: bool) {
+    if json {
+        println!(
+            "{}",
+            json_line(&serde_json::json!({
+                "sessionId": record.session_id,
+                "status": record.status,
+                "pending": c.pending,
+                "messages": c.messages,
+            }))
+        );
+        return;
+    }
+    println!("{}  {}", record.session_id, record.status.as_str());
+    for m in &c.messages {
+        let who = match (m.role, m.narration) {
+            (Role::User, _) => "you",
+            (Role::Assistant, true) => "agent (working)",
+            (Role::Assistant, false) => "agent",
+        };
+        println!("\n[{who}]\n{}", m.text.trim_end());
+    }
+    for p in &c.pending {
+        println!(
+            "\n[asks: {}] {}  (request {})",
+            p.kind, p.prompt, p.request_id
+        );
+        for o in &p.options {
+            println!("  --option {}  {}", o.id, o.label);
+        }
+        if p.allow_freeform {
+            println!("  --text \"...\"  (free text is allowed)");
+        }
+    }
 }

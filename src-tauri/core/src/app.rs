@@ -11,9 +11,12 @@ use crate::citations::jobs::{
 };
 use crate::error::{Error, ErrorCode, Result};
 use crate::keys::{KeyStatus, KeyStore, Service, SessionCookie, SessionSource};
-use crate::missions::client::{CancelAck, InvestigationClient, MissionSpec};
+use crate::missions::client::{CancelAck, Delivered, FollowUp, InvestigationClient, MissionSpec};
+use crate::missions::conversation::Conversation;
 use crate::missions::follower::{Follower, Observer, Sink};
-use crate::missions::store::{EventFilter, EventPage, KindCount, MissionRecord, MissionStore};
+use crate::missions::store::{
+    EventFilter, EventPage, KindCount, MissionRecord, MissionStatus, MissionStore,
+};
 use crate::missions::transcript::{self, ExportFormat};
 use crate::save;
 use crate::settings::Settings;
@@ -350,8 +353,48 @@ impl Casebook {
         };
         let session = client.create_session_with(spec, extra).await?;
         let record = self.store.insert(&session, spec, &base_url).await?;
-        self.follower.resume(&record, Ok(client));
+        self.follower.resume_created(&record, Ok(client));
         Ok(record)
+    }
+
+    /// Sends a waiting mission its next message (or answers), then follows the turn it
+    /// starts. The newest continuation token goes with it when the service gave one.
+    pub async fn follow_up_mission(
+        self: &Arc<Self>,
+        session_id: &str,
+        follow_up: &FollowUp,
+    ) -> Result<Delivered> {
+        let record = self.store.require(session_id).await?;
+        let client = self.client_for(&record).await?;
+        let delivered = client
+            .follow_up(session_id, follow_up, record.continuation_token.as_deref())
+            .await?;
+        // The service took it: a new turn (or the held one) runs. The watcher of the
+        // last turn has ended; a new one follows from the stored cursor.
+        self.store
+            .set_status(session_id, MissionStatus::Running)
+            .await?;
+        self.follower.finished(session_id).await;
+        let record = self.store.require(session_id).await?;
+        self.follower.resume(&record, Ok(client));
+        Ok(delivered)
+    }
+
+    /// The mission as a conversation: its messages so far and what it asks, from the
+    /// stored records.
+    pub async fn mission_conversation(&self, session_id: &str) -> Result<Conversation> {
+        self.store.require(session_id).await?;
+        let mut conversation = Conversation::default();
+        let mut after = 0;
+        loop {
+            let page = self.store.events(session_id, after, 5000).await?;
+            let Some(last) = page.last() else { break };
+            after = last.seq;
+            for e in &page {
+                conversation.apply(&e.event);
+            }
+        }
+        Ok(conversation)
     }
 
     /// Makes sure `session_id` is in the history, so a mission started elsewhere can
@@ -450,9 +493,14 @@ impl Casebook {
 
     /// Asks the service to cancel the mission's active turn. The turn is cancelled
     /// when `turn.cancelled` arrives on the stream, not when this returns.
+    /// Cancels the mission's active turn, guarded to the newest turn it started.
     pub async fn cancel_mission(&self, session_id: &str) -> Result<CancelAck> {
         let record = self.store.require(session_id).await?;
-        self.client_for(&record).await?.cancel(session_id).await
+        let turn = self.store.newest_turn(session_id).await?;
+        self.client_for(&record)
+            .await?
+            .cancel(session_id, turn.as_deref())
+            .await
     }
 
     /// The transcript's bytes and the file name to propose.

@@ -58,7 +58,7 @@ async fn soon<T>(f: impl Future<Output = T>) -> T {
 async fn an_endless_json_answer_is_cut_off_at_one_megabyte() {
     let url = serve(|| (StatusCode::OK, body(None)).into_response()).await;
     let c = missions(&url);
-    let err = soon(c.cancel("ses_1")).await.unwrap_err();
+    let err = soon(c.cancel("ses_1", None)).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Protocol, "{}", err.message());
     assert!(err.message().contains("larger than"), "{}", err.message());
     let err = soon(c.create_session(&MissionSpec::new("x", 100)))
@@ -73,7 +73,9 @@ async fn a_declared_length_over_the_cap_is_refused_before_reading() {
     let url =
         serve(|| ([(header::CONTENT_LENGTH, "2000000")], body(Some(2_000_000))).into_response())
             .await;
-    let err = soon(missions(&url).cancel("ses_1")).await.unwrap_err();
+    let err = soon(missions(&url).cancel("ses_1", None))
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Protocol, "{}", err.message());
     assert!(err.message().contains("larger than"), "{}", err.message());
 }
@@ -132,7 +134,9 @@ async fn a_cite_answer_just_under_the_cap_is_read_whole() {
 #[tokio::test]
 async fn an_endless_error_body_keeps_its_status_meaning() {
     let url = serve(|| (StatusCode::UNAUTHORIZED, body(None)).into_response()).await;
-    let err = soon(missions(&url).cancel("ses_1")).await.unwrap_err();
+    let err = soon(missions(&url).cancel("ses_1", None))
+        .await
+        .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Unauthorized, "{}", err.message());
     assert_eq!(err.status(), Some(401));
     assert!(err.message().len() < 1000, "{}", err.message());

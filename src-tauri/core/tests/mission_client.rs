@@ -185,10 +185,10 @@ async fn cancel_is_confirmed_on_the_stream() {
         tokio::spawn(async move { collect(&c, &id, fast()).await.0 })
     };
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let ack = c.cancel(&id).await.unwrap();
+    let ack = c.cancel(&id, None).await.unwrap();
     assert!(ack.ok);
     assert_eq!(
-        (ack.session_id.as_str(), ack.status.as_str()),
+        (ack.session_id.as_deref().unwrap_or(""), ack.status.as_str()),
         (id.as_str(), "accepted")
     );
     let events = tokio::time::timeout(Duration::from_secs(20), watcher)
@@ -207,12 +207,12 @@ async fn cancel_is_confirmed_on_the_stream() {
     );
 
     assert_eq!(
-        c.cancel(&id).await.unwrap_err().code(),
+        c.cancel(&id, None).await.unwrap_err().code(),
         ErrorCode::Conflict,
         "nothing left to cancel"
     );
     assert_eq!(
-        c.cancel("ses_nope").await.unwrap_err().code(),
+        c.cancel("ses_nope", None).await.unwrap_err().code(),
         ErrorCode::NotFound
     );
 }

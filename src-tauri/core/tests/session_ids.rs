@@ -33,7 +33,7 @@ async fn recorder() -> (InvestigationClient, Seen) {
 async fn dot_dot_and_slashes_never_reach_the_server() {
     let (c, seen) = recorder().await;
     for bad in ["..", ".", "", "../cancel", "a/b"] {
-        let err = c.cancel(bad).await.unwrap_err();
+        let err = c.cancel(bad, None).await.unwrap_err();
         assert_eq!(err.code(), ErrorCode::InvalidInput, "cancel {bad:?}");
         let err = c
             .watch(bad, WatchOptions::default(), |_| {})
@@ -51,8 +51,8 @@ async fn dot_dot_and_slashes_never_reach_the_server() {
 #[tokio::test]
 async fn other_ids_are_sent_as_one_encoded_segment() {
     let (c, seen) = recorder().await;
-    c.cancel("a b?c").await.unwrap();
-    c.cancel("ses_é#1").await.unwrap();
+    c.cancel("a b?c", None).await.unwrap();
+    c.cancel("ses_é#1", None).await.unwrap();
     assert_eq!(
         *seen.lock().unwrap(),
         vec![

@@ -4,6 +4,9 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import type {
   AppInfo,
   CancelAck,
+  Conversation,
+  Delivered,
+  InputResponse,
   CiteOptions,
   CiteOutcome,
   CiteProgress,
@@ -79,6 +82,10 @@ export const api = {
     invoke<EventPage>("mission_events", { sessionId, filter, offset, limit }),
   missionKinds: (sessionId: string) => invoke<KindCount[]>("mission_kinds", { sessionId }),
   cancelMission: (sessionId: string) => invoke<CancelAck>("cancel_mission", { sessionId }),
+  replyMission: (sessionId: string, message: string) => invoke<Delivered>("reply_mission", { sessionId, message }),
+  answerMission: (sessionId: string, answers: InputResponse[]) =>
+    invoke<Delivered>("answer_mission", { sessionId, answers }),
+  missionConversation: (sessionId: string) => invoke<Conversation>("mission_conversation", { sessionId }),
   exportMission: (sessionId: string, format: ExportFormat) =>
     invoke<string | null>("export_mission", { sessionId, format }),
   openLink: (url: string) => invoke<void>("open_link", { url }),

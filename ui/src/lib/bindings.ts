@@ -122,7 +122,49 @@ export type SaveReport = { jobId: string, path: string | null, error: Error | nu
 
 export type MissionSpec = { missionType: string, budgetType: string, budgetCents: number, objective: string, };
 
-export type CancelAck = { ok: boolean, sessionId: string, status: string, };
+export type CancelAck = { ok: boolean, 
+/**
+ * eve leaves it out when there was nothing to cancel.
+ */
+sessionId: string | null, 
+/**
+ * `accepted`, or `no_active_turn` (eve: nothing to cancel, also for an ended session).
+ */
+status: string, };
+
+export type InputResponse = { requestId: string, optionId?: string, text?: string, };
+
+export type Delivered = { 
+/**
+ * eve's id for this message, which its stream's records name: kept when given.
+ */
+deliveryId: string | null, };
+
+export type Role = "user" | "assistant";
+
+export type Message = { role: Role, text: string, 
+/**
+ * The assistant narrating work it goes on with (before a tool call), not replying.
+ */
+narration: boolean, 
+/**
+ * Still streaming.
+ */
+open: boolean, };
+
+export type RequestOption = { id: string, label: string, description?: string, };
+
+export type PendingRequest = { 
+/**
+ * The id an answer names (eve 27: the interaction's id).
+ */
+requestId: string, 
+/**
+ * `question`, `tool-approval`, `session-limit`, `approval`, `budget`, ... (open).
+ */
+kind: string, prompt: string, options: Array<RequestOption>, allowFreeform: boolean, };
+
+export type Conversation = { messages: Array<Message>, pending: Array<PendingRequest>, };
 
 export type EventKind = "turn_started" | "plan" | "search_query" | "source_found" | "evidence" | "finding_verified" | "spend_updated" | "report_final" | "turn_completed" | "turn_cancelled" | "session_waiting" | "session_completed" | "unknown";
 
@@ -137,7 +179,7 @@ id: string | null, event: string, kind: EventKind, data: unknown, };
 
 export type Card = { "type": "started", objective: string | null, budget: string | null, } | { "type": "plan", steps: Array<string>, } | { "type": "search", query: string, engine: string | null, } | { "type": "source", title: string, url: string | null, publisher: string | null, year: string | null, } | { "type": "evidence", quote: string | null, supports: string | null, url: string | null, } | { "type": "finding", claim: string, confidence: string | null, sources: Array<string>, } | { "type": "spend", text: string, } | { "type": "report", title: string | null, summary: string | null, findings: Array<string>, } | { "type": "note", text: string, } | { "type": "text", text: string, } | { "type": "raw", json: string, };
 
-export type MissionStatus = "running" | "waiting" | "needsinput" | "complete" | "failed" | "cancelled" | "reconnecting" | "lost" | "error";
+export type MissionStatus = "running" | "waiting" | "needs_input" | "complete" | "failed" | "cancelled" | "reconnecting" | "lost" | "error";
 
 export type MissionRecord = { sessionId: string, objective: string, missionType: string, budgetType: string, budgetCents: number, baseUrl: string, status: MissionStatus, 
 /**

@@ -127,10 +127,62 @@ pub struct Session {
 #[serde(rename_all = "camelCase")]
 #[ts(rename_all = "camelCase")]
 pub struct CancelAck {
+    #[serde(default = "yes")]
     pub ok: bool,
-    pub session_id: String,
+    /// eve leaves it out when there was nothing to cancel.
+    #[serde(default)]
+    pub session_id: Option<String>,
+    /// `accepted`, or `no_active_turn` (eve: nothing to cancel, also for an ended session).
     pub status: String,
 }
+
+fn yes() -> bool {
+    true
+}
+
+impl CancelAck {
+    /// The service had no turn to cancel: nothing will come on the stream.
+    pub fn nothing_to_cancel(&self) -> bool {
+        self.status == "no_active_turn"
+    }
+}
+
+/// One answer to a question or approval the service asked: one of the options it listed,
+/// or free text where it allows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct InputResponse {
+    pub request_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub option_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub text: Option<String>,
+}
+
+/// What a waiting session is sent.
+#[derive(Debug, Clone, PartialEq)]
+pub enum FollowUp {
+    /// The person's next message (while a turn runs, eve takes it as steering).
+    Message(String),
+    /// Answers to the requests the session holds its turn for.
+    Answers(Vec<InputResponse>),
+}
+
+/// The service took a follow-up.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct Delivered {
+    /// eve's id for this message, which its stream's records name: kept when given.
+    pub delivery_id: Option<String>,
+}
+
+/// How long a follow-up answered `409 session_not_ready` is tried again (eve's own client
+/// retries about 20 s).
+pub const NOT_READY_FOR: std::time::Duration = std::time::Duration::from_secs(20);
 
 /// The kinds of event Casebook knows; anything else is `Unknown` and is shown with
 /// its name and raw JSON, never dropped.
@@ -368,27 +420,40 @@ impl InvestigationClient {
     ) -> Result<Session> {
         let message = spec.message()?;
         extra.insert("message".into(), message.into());
-        let answer = self
+        let (answer, headers) = self
             .api
-            .post_json(
+            .post_json_with_headers(
                 "/eve/v1/session",
                 "Start mission",
                 serde_json::Value::Object(extra),
             )
             .await?;
-        let serde_json::Value::Object(mut obj) = answer else {
-            return Err(Error::new(
-                ErrorCode::Protocol,
-                "Start mission: the answer is not a JSON object.",
-            ));
+        let mut obj = match answer {
+            serde_json::Value::Object(obj) => obj,
+            // eve names the session in a header too; a body is then not needed.
+            serde_json::Value::Null => serde_json::Map::new(),
+            _ => {
+                return Err(Error::new(
+                    ErrorCode::Protocol,
+                    "Start mission: the answer is not a JSON object.",
+                ));
+            }
         };
+        let from_header = headers
+            .get("x-eve-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned);
         let session_id = obj
             .remove("sessionId")
             .and_then(|v| v.as_str().map(str::to_owned))
+            .filter(|v| !v.is_empty())
+            .or(from_header)
             .ok_or_else(|| {
                 Error::new(
                     ErrorCode::Protocol,
-                    "Start mission: the answer has no sessionId.",
+                    "Start mission: the answer names no session (no sessionId, no x-eve-session-id).",
                 )
             })?;
         let continuation_token = obj
@@ -401,19 +466,101 @@ impl InvestigationClient {
         })
     }
 
-    /// `POST /eve/v1/session/{id}/cancel`.
-    pub async fn cancel(&self, session_id: &str) -> Result<CancelAck> {
+    /// `POST /eve/v1/session/{id}/cancel`, guarded to `turn_id` when the active turn is
+    /// known (eve cancels nothing if another turn is active by then).
+    pub async fn cancel(&self, session_id: &str, turn_id: Option<&str>) -> Result<CancelAck> {
         let path = session_path(session_id, "/cancel")?;
-        let answer = self
-            .api
-            .post_json(&path, "Cancel", serde_json::json!({}))
-            .await?;
+        let body = match turn_id.filter(|t| !t.is_empty()) {
+            Some(t) => serde_json::json!({ "turnId": t }),
+            None => serde_json::json!({}),
+        };
+        let answer = self.api.post_json(&path, "Cancel", body).await?;
         serde_json::from_value(answer).map_err(|e| {
             Error::new(
                 ErrorCode::Protocol,
                 format!("Cancel: unexpected answer ({e})."),
             )
         })
+    }
+
+    /// `POST /eve/v1/session/{id}`: the next message, or answers, to a waiting session. The
+    /// newest `continuationToken` goes with it only when the service gave one (servers
+    /// that gave none refuse it). `409 session_not_ready` is tried again for
+    /// [`NOT_READY_FOR`]; `409 session_not_active` means the session has ended.
+    pub async fn follow_up(
+        &self,
+        session_id: &str,
+        follow_up: &FollowUp,
+        continuation_token: Option<&str>,
+    ) -> Result<Delivered> {
+        let path = session_path(session_id, "")?;
+        let mut body = serde_json::Map::new();
+        match follow_up {
+            FollowUp::Message(text) => {
+                if text.trim().is_empty() {
+                    return Err(Error::invalid_input("The message is empty."));
+                }
+                body.insert("message".into(), text.clone().into());
+            }
+            FollowUp::Answers(answers) => {
+                if answers.is_empty() {
+                    return Err(Error::invalid_input("There is no answer to send."));
+                }
+                for a in answers {
+                    if a.option_id.is_some() == a.text.is_some() {
+                        return Err(Error::invalid_input(format!(
+                            "The answer to {} needs one option or a text, not both or neither.",
+                            a.request_id
+                        )));
+                    }
+                }
+                body.insert(
+                    "inputResponses".into(),
+                    serde_json::to_value(answers).map_err(|e| Error::internal(e.to_string()))?,
+                );
+            }
+        }
+        if let Some(t) = continuation_token.filter(|t| !t.is_empty()) {
+            body.insert("continuationToken".into(), t.into());
+        }
+        let what = match follow_up {
+            FollowUp::Message(_) => "Reply",
+            FollowUp::Answers(_) => "Answer",
+        };
+        let started = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(250);
+        loop {
+            match self
+                .api
+                .post_json(&path, what, serde_json::Value::Object(body.clone()))
+                .await
+            {
+                Ok(answer) => {
+                    return Ok(Delivered {
+                        delivery_id: answer
+                            .get("deliveryId")
+                            .and_then(|v| v.as_str())
+                            .map(str::to_owned),
+                    });
+                }
+                Err(e)
+                    if e.service_code() == Some("session_not_ready")
+                        && started.elapsed() < NOT_READY_FOR =>
+                {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(std::time::Duration::from_secs(2));
+                }
+                Err(e) if e.service_code() == Some("session_not_active") => {
+                    return Err(Error::new(
+                        ErrorCode::Conflict,
+                        "This mission's session has ended: it takes no more messages. Start a new mission to go on.",
+                    )
+                    .with_status(409)
+                    .with_service_code("session_not_active"));
+                }
+                Err(e) => return Err(e),
+            }
+        }
     }
 
     pub(crate) fn stream_path(&self, session_id: &str) -> Result<String> {

@@ -87,6 +87,8 @@ struct Inner {
 
 struct Watcher {
     record: MissionRecord,
+    /// The session was created by this client a moment ago (its stream may not open yet).
+    just_created: bool,
     inner: tokio::sync::Mutex<Inner>,
 }
 
@@ -139,6 +141,15 @@ impl Follower {
         record: &MissionRecord,
         client: Option<ClientResult>,
     ) -> Option<Arc<Watcher>> {
+        self.ensure_with(record, client, false)
+    }
+
+    fn ensure_with(
+        self: &Arc<Self>,
+        record: &MissionRecord,
+        client: Option<ClientResult>,
+        just_created: bool,
+    ) -> Option<Arc<Watcher>> {
         let mut running = self.lock();
         if let Some(w) = running.get(&record.session_id) {
             return Some(w.clone());
@@ -146,6 +157,7 @@ impl Follower {
         let client = client.filter(|_| Self::should_follow(record.status))?;
         let watcher = Arc::new(Watcher {
             record: record.clone(),
+            just_created,
             inner: tokio::sync::Mutex::new(Inner {
                 subscribers: HashMap::new(),
                 status: record.status,
@@ -162,6 +174,12 @@ impl Follower {
     /// subscriber: live missions resume in the background at start.
     pub fn resume(self: &Arc<Self>, record: &MissionRecord, client: ClientResult) {
         self.ensure(record, Some(client));
+    }
+
+    /// [`Self::resume`] for a session this client has just created: its stream may not
+    /// open for a moment.
+    pub fn resume_created(self: &Arc<Self>, record: &MissionRecord, client: ClientResult) {
+        self.ensure_with(record, Some(client), true);
     }
 
     pub fn is_running(&self, session_id: &str) -> bool {
@@ -271,6 +289,7 @@ impl Follower {
             last_event_id: record.last_event_id.clone(),
             received_after_last_id: resume.since.into_iter().map(|e| e.event).collect(),
             start_index: resume.start_index,
+            just_created: w.just_created,
             ..WatchOptions::default()
         };
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

@@ -6,6 +6,7 @@
 
 pub mod cards;
 pub mod client;
+pub mod conversation;
 pub mod eve;
 pub mod follower;
 pub mod sse;

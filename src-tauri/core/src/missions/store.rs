@@ -77,6 +77,8 @@ pub enum MissionStatus {
     /// The session waits for the person's next message.
     Waiting,
     /// The turn is held until the person answers a question, an approval or a sign-in.
+    #[serde(rename = "needs_input")]
+    #[ts(rename = "needs_input")]
     NeedsInput,
     Complete,
     /// The session ended in failure (eve's `session.failed`, `session.ended` failed).
@@ -412,6 +414,31 @@ impl MissionStore {
         })
     }
 
+    /// The id of the newest turn the mission started (to guard a cancel to it).
+    pub async fn newest_turn(&self, session_id: &str) -> Result<Option<String>> {
+        let id = session_id.to_owned();
+        let data: Option<String> = self
+            .with(move |c| {
+                c.query_row(
+                    "SELECT data FROM events WHERE session_id = ?1 AND event = 'turn.started'
+                     ORDER BY seq DESC LIMIT 1",
+                    [&id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .map_err(db_err)
+            })
+            .await?;
+        Ok(data
+            .and_then(|d| serde_json::from_str::<serde_json::Value>(&d).ok())
+            .and_then(|v| {
+                v.get("turnId")
+                    .or_else(|| v.pointer("/scope/turnId"))
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_owned)
+            }))
+    }
+
     pub async fn events_since_last_id(&self, session_id: &str) -> Result<Vec<StoredEvent>> {
         let id = session_id.to_owned();
         let after: u64 = self
@@ -521,6 +548,20 @@ impl MissionStore {
                 status = status.after(&event);
                 if event.id.is_some() {
                     last_id = event.id.clone();
+                }
+                // eve before 0.31 hands the next follow-up's token to each waiting session.
+                if event.event == "session.waiting"
+                    && let Some(token) = event
+                        .data
+                        .get("continuationToken")
+                        .and_then(serde_json::Value::as_str)
+                        .filter(|t| !t.is_empty())
+                {
+                    tx.execute(
+                        "UPDATE missions SET continuation_token = ?2 WHERE session_id = ?1",
+                        params![id, token],
+                    )
+                    .map_err(db_err)?;
                 }
                 stored.push(StoredEvent::new(next, event, now));
                 if covers {
@@ -863,6 +904,66 @@ fn migrate(conn: &mut Connection) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_status_is_spelled_the_same_on_disk_and_to_the_front_ends() {
+        use MissionStatus::*;
+        for st in [
+            Running,
+            Waiting,
+            NeedsInput,
+            Complete,
+            Failed,
+            Cancelled,
+            Reconnecting,
+            Lost,
+            Error,
+        ] {
+            assert_eq!(serde_json::to_value(st).unwrap(), st.as_str());
+            assert_eq!(MissionStatus::parse(st.as_str()), st);
+        }
+    }
+
+    #[test]
+    fn eve_records_move_the_status_to_needs_input_waiting_failed_and_complete() {
+        let ev = |name: &str, data: &str| MissionEvent::new(None, name.into(), data);
+        let s = MissionStatus::Running;
+        let s = s.after(&ev("input.requested", "{}"));
+        assert_eq!(s, MissionStatus::NeedsInput);
+        // eve before 0.70 parks a question's turn at session.waiting.
+        assert_eq!(
+            s.after(&ev("session.waiting", "{}")),
+            MissionStatus::NeedsInput
+        );
+        assert_eq!(s.after(&ev("input.resolved", "{}")), MissionStatus::Running);
+        let r = MissionStatus::Running;
+        assert_eq!(
+            r.after(&ev("turn.waiting", r#"{"on":"input"}"#)),
+            MissionStatus::NeedsInput
+        );
+        assert_eq!(
+            r.after(&ev("turn.waiting", r#"{"on":"tasks"}"#)),
+            MissionStatus::Running
+        );
+        assert_eq!(r.after(&ev("session.failed", "{}")), MissionStatus::Failed);
+        assert_eq!(r.after(&ev("turn.paused", "{}")), MissionStatus::NeedsInput);
+        assert_eq!(
+            r.after(&ev("turn.settled", r#"{"outcome":"completed"}"#)),
+            MissionStatus::Waiting
+        );
+        assert_eq!(
+            r.after(&ev("turn.settled", r#"{"outcome":"cancelled"}"#)),
+            MissionStatus::Cancelled
+        );
+        assert_eq!(
+            r.after(&ev("session.ended", r#"{"outcome":"completed"}"#)),
+            MissionStatus::Complete
+        );
+        assert_eq!(
+            r.after(&ev("session.ended", r#"{"outcome":"failed"}"#)),
+            MissionStatus::Failed
+        );
+    }
 
     fn ev(id: &str, name: &str) -> MissionEvent {
         MissionEvent::new(Some(id.into()), name.into(), "{\"n\":1}")

@@ -149,6 +149,33 @@ impl ApiClient {
         Ok(resp)
     }
 
+    /// [`Self::post_json`], with the answer's headers (eve names a new session in
+    /// `x-eve-session-id`). An empty answer is JSON `null`.
+    pub async fn post_json_with_headers(
+        &self,
+        path: &str,
+        what: &str,
+        body: serde_json::Value,
+    ) -> Result<(serde_json::Value, reqwest::header::HeaderMap)> {
+        let body = serde_json::to_vec(&body).map_err(|e| Error::invalid_input(e.to_string()))?;
+        let limits = Limits::JSON;
+        let resp = self
+            .send(path, what, &Payload::Bytes(body.into()), &|_| {}, limits)
+            .await?;
+        let headers = resp.headers().clone();
+        let bytes = read_limited(resp, limits.max_answer_bytes, what).await?;
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Ok((serde_json::Value::Null, headers));
+        }
+        let value = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::new(
+                ErrorCode::Protocol,
+                format!("{what}: the answer is not valid JSON ({e})."),
+            )
+        })?;
+        Ok((value, headers))
+    }
+
     /// [`Self::post_within`] of a JSON value, answered with JSON, within [`Limits::JSON`].
     pub async fn post_json(
         &self,
