@@ -16,7 +16,7 @@ ROOT=$PWD
 OUT=$ROOT/artifacts/harden
 FUZZ=$ROOT/src-tauri/fuzz
 MINUTES=${HARDEN_FUZZ_MINUTES:-10}
-TARGETS=(sse ndjson sniff reader parse_answer cite_answer sandbox_request mission_message)
+TARGETS=(sse ndjson eve_lines sniff reader parse_answer cite_answer sandbox_request mission_message)
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 mkdir -p "$OUT"
 
@@ -41,6 +41,11 @@ for i, v in enumerate(json.load(open(vectors))):
         (corpus / "sse" / f"vector-{i:03}-{sel}").write_bytes(bytes([sel]) + (i + 1).to_bytes(8, "little") + raw)
     # NDJSON gets each vector's bytes too: lines of all sorts, none of them JSON.
     (corpus / "ndjson" / f"vector-{i:03}").write_bytes((i + 1).to_bytes(8, "little") + raw)
+# eve's recorded streams, each generation, whole: first byte picks the generation.
+for name in ("gen-a", "gen-b", "gen-27"):
+    raw = (pathlib.Path("src-tauri/core/tests/data/eve") / f"{name}.ndjson").read_bytes()
+    pick = 0 if name == "gen-27" else 1
+    (corpus / "eve_lines" / f"{name}").write_bytes(bytes([pick]) + (7).to_bytes(8, "little") + raw)
 doc = base64.b64encode(open(docx, "rb").read()).decode()
 for mode in ("every", "every_other", "random"):
     (corpus / "sandbox_request" / f"docx-{mode}.json").write_text(
