@@ -187,7 +187,7 @@ impl Gaps {
         }
     }
 
-    fn next(&mut self) -> Duration {
+    pub fn next(&mut self) -> Duration {
         match self {
             Gaps::None => Duration::ZERO,
             Gaps::Fixed(d) => *d,
