@@ -27,6 +27,11 @@
 //!   answers at once and the connection closes under a body still being sent, so the
 //!   client may see the close before (or instead of) the answer.
 //!
+//! The investigation service's protocol is chosen here too, at run time
+//! ([`Faults::set_mission_protocol`], [`MissionProtocol`]), with eve's own faults:
+//! [`Faults::set_lease_seconds`], [`Faults::set_not_ready`] and
+//! [`Faults::set_stream_404`].
+//!
 //! [`Faults::set_cut_random`] is a fault for soak tests: stream connections cut at
 //! random points, between events, inside one, or inside a UTF-8 sequence.
 //!

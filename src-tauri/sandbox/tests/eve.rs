@@ -34,7 +34,11 @@ fn url(sb: &RunningSandbox, path: &str) -> String {
     format!("{}/eve/v1{path}", sb.base_url())
 }
 
-async fn post(sb: &RunningSandbox, path: &str, body: Value) -> (u16, reqwest::header::HeaderMap, Value) {
+async fn post(
+    sb: &RunningSandbox,
+    path: &str,
+    body: Value,
+) -> (u16, reqwest::header::HeaderMap, Value) {
     let resp = client()
         .post(url(sb, path))
         .bearer_auth(sb.key())
@@ -173,7 +177,12 @@ async fn create_answers_202_with_the_header_and_each_generations_body() {
         let (_, reply) = create(&sb).await;
         assert_eq!(reply["ok"], true);
         if proto == MissionProtocol::EveA {
-            assert!(reply["continuationToken"].as_str().unwrap().starts_with("eve:"));
+            assert!(
+                reply["continuationToken"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with("eve:")
+            );
             assert!(reply.get("status").is_none());
         } else {
             assert_eq!(reply["status"], "accepted");
@@ -201,7 +210,10 @@ async fn create_answers_202_with_the_header_and_each_generations_body() {
 async fn the_default_is_legacy_and_the_knob_applies_to_new_sessions_only() {
     let sb = common::sandbox().await;
     let old = common::create(&sb, json!({})).await;
-    assert_eq!(set_faults(&sb, json!({"missionProtocol": "eve-b"})).await, 200);
+    assert_eq!(
+        set_faults(&sb, json!({"missionProtocol": "eve-b"})).await,
+        200
+    );
     let (new, reply) = create(&sb).await;
     assert_eq!(reply["status"], "accepted");
     let legacy = common::request(&sb, &old, None).await;
@@ -209,7 +221,10 @@ async fn the_default_is_legacy_and_the_knob_applies_to_new_sessions_only() {
     set_faults(&sb, json!({"leaseSeconds": 1})).await;
     let r = read(&sb, &new, "").await;
     assert_eq!(r.headers["x-eve-stream-version"], "26");
-    assert_eq!(set_faults(&sb, json!({"missionProtocol": "eve-9"})).await, 400);
+    assert_eq!(
+        set_faults(&sb, json!({"missionProtocol": "eve-9"})).await,
+        400
+    );
     assert_eq!(set_faults(&sb, json!({"clear": true})).await, 200);
     let status = client()
         .post(url(&sb, "/session"))
@@ -252,8 +267,10 @@ async fn a_whole_stream_is_ndjson_of_the_documented_shapes_and_spend_stays_under
         match proto {
             MissionProtocol::Eve27 => {
                 for v in r.values() {
-                    let commit = v["at"].is_string() && v["facts"].as_array().is_some_and(|f| !f.is_empty());
-                    let progress = v["progress"]["type"].is_string() && v["progress"]["data"].is_object();
+                    let commit =
+                        v["at"].is_string() && v["facts"].as_array().is_some_and(|f| !f.is_empty());
+                    let progress =
+                        v["progress"]["type"].is_string() && v["progress"]["data"].is_object();
                     assert!(commit ^ progress, "{v}");
                     for f in v["facts"].as_array().into_iter().flatten() {
                         assert!(f["type"].is_string() && f["data"].is_object(), "{f}");
@@ -261,10 +278,21 @@ async fn a_whole_stream_is_ndjson_of_the_documented_shapes_and_spend_stays_under
                 }
                 let types = r.fact_types();
                 for t in [
-                    "session.started", "turn.started", "delivery.admitted", "delivery.consumed",
-                    "model.requested", "model.started", "content.delta", "content.completed",
-                    "call.requested", "call.input", "call.settled", "model.settled",
-                    "usage.recorded", "turn.settled", "delivery.settled",
+                    "session.started",
+                    "turn.started",
+                    "delivery.admitted",
+                    "delivery.consumed",
+                    "model.requested",
+                    "model.started",
+                    "content.delta",
+                    "content.completed",
+                    "call.requested",
+                    "call.input",
+                    "call.settled",
+                    "model.settled",
+                    "usage.recorded",
+                    "turn.settled",
+                    "delivery.settled",
                 ] {
                     assert!(types.iter().any(|x| x == t), "no {t}");
                 }
@@ -284,7 +312,10 @@ async fn a_whole_stream_is_ndjson_of_the_documented_shapes_and_spend_stays_under
                 assert_eq!(deltas, texts);
                 assert!(texts.contains('“') && texts.contains('é') && texts.contains('🔎'));
                 assert_eq!(r.transport[0], json!({"$eve": "heartbeat"}));
-                assert_eq!(r.transport.last().unwrap(), &json!({"$eve": "stream.lease-ended"}));
+                assert_eq!(
+                    r.transport.last().unwrap(),
+                    &json!({"$eve": "stream.lease-ended"})
+                );
             }
             _ => {
                 let mut ids = HashSet::new();
@@ -306,9 +337,15 @@ async fn a_whole_stream_is_ndjson_of_the_documented_shapes_and_spend_stays_under
                 assert_eq!(types.last().unwrap(), "session.waiting");
                 assert_eq!(types[types.len() - 2], "turn.completed");
                 for t in [
-                    "step.started", "reasoning.appended", "reasoning.completed", "message.appended",
-                    "message.completed", "actions.requested", "action.input.appended",
-                    "action.result", "step.completed",
+                    "step.started",
+                    "reasoning.appended",
+                    "reasoning.completed",
+                    "message.appended",
+                    "message.completed",
+                    "actions.requested",
+                    "action.input.appended",
+                    "action.result",
+                    "step.completed",
                 ] {
                     assert!(types.iter().any(|x| x == t), "no {t}");
                 }
@@ -320,7 +357,12 @@ async fn a_whole_stream_is_ndjson_of_the_documented_shapes_and_spend_stays_under
                 let waiting = r.data_of("session.waiting").pop().unwrap();
                 assert_eq!(waiting["wait"], "next-user-message");
                 if proto == MissionProtocol::EveA {
-                    assert!(waiting["continuationToken"].as_str().unwrap().starts_with("eve:"));
+                    assert!(
+                        waiting["continuationToken"]
+                            .as_str()
+                            .unwrap()
+                            .starts_with("eve:")
+                    );
                     assert!(r.transport.is_empty(), "A ends at the boundary");
                 } else {
                     assert_eq!(waiting["continuationToken"], "");
@@ -370,12 +412,24 @@ async fn start_index_reads_from_that_position_and_minus_one_reads_the_last() {
         if proto == MissionProtocol::Eve27 {
             let r = read(&sb, &id, &format!("?startIndex={}", n + 50)).await;
             assert!(r.records.is_empty());
-            assert!(r.transport.contains(&json!({"$eve": "position", "next": n})));
+            assert!(
+                r.transport
+                    .contains(&json!({"$eve": "position", "next": n}))
+            );
         }
         let log = sb.stream_requests(&id);
-        assert_eq!(log[0], StreamRequest { start_index: None, include_tail_index: false });
+        assert_eq!(
+            log[0],
+            StreamRequest {
+                start_index: None,
+                include_tail_index: false
+            }
+        );
         assert_eq!(log[1].start_index, Some(0));
-        assert!(log.iter().any(|r| r.start_index == Some(-1) && r.include_tail_index));
+        assert!(
+            log.iter()
+                .any(|r| r.start_index == Some(-1) && r.include_tail_index)
+        );
     }
 }
 
@@ -386,16 +440,25 @@ async fn the_stream_request_log_is_served_over_http() {
     settle().await;
     read(&sb, &id, "?startIndex=4&includeTailIndex=true").await;
     let resp = client()
-        .get(format!("{}/_sandbox/stream-requests?sessionId={id}", sb.base_url()))
+        .get(format!(
+            "{}/_sandbox/stream-requests?sessionId={id}",
+            sb.base_url()
+        ))
         .bearer_auth(sb.key())
         .send()
         .await
         .unwrap();
     assert_eq!(resp.status(), 200);
     let body: Value = resp.json().await.unwrap();
-    assert_eq!(body["requests"], json!([{"startIndex": 4, "includeTailIndex": true}]));
+    assert_eq!(
+        body["requests"],
+        json!([{"startIndex": 4, "includeTailIndex": true}])
+    );
     let anon = client()
-        .get(format!("{}/_sandbox/stream-requests?sessionId={id}", sb.base_url()))
+        .get(format!(
+            "{}/_sandbox/stream-requests?sessionId={id}",
+            sb.base_url()
+        ))
         .send()
         .await
         .unwrap();
@@ -439,7 +502,10 @@ async fn a_reply_to_a_waiting_session_starts_a_new_turn_after_the_old_records() 
             let types = next.fact_types();
             assert_eq!(types[0], "turn.started");
             let consumed = next.data_of("delivery.consumed");
-            assert_eq!(consumed[0]["parts"][0]["text"], "Thanks — and what about “night-time” heat?");
+            assert_eq!(
+                consumed[0]["parts"][0]["text"],
+                "Thanks — and what about “night-time” heat?"
+            );
             assert!(types.iter().any(|t| t == "turn.settled"));
         } else {
             let types = next.types();
@@ -470,7 +536,10 @@ async fn a_ambiguous_objective_asks_and_holds_the_turn_then_answers_carry_it_on(
                     assert_eq!(opened["request"]["allowFreeform"], true);
                     request_id = opened["interactionId"].as_str().unwrap().to_owned();
                     let paused = held.data_of("turn.paused");
-                    assert_eq!(paused[0]["awaiting"], json!([{"interactionId": request_id}]));
+                    assert_eq!(
+                        paused[0]["awaiting"],
+                        json!([{"interactionId": request_id}])
+                    );
                     assert!(held.data_of("turn.settled").is_empty());
                 }
                 _ => {
@@ -500,8 +569,12 @@ async fn a_ambiguous_objective_asks_and_holds_the_turn_then_answers_carry_it_on(
                 let bad_option = json!({"inputResponses": [{"requestId": request_id, "optionId": "nope"}],
                                         "continuationToken": created["continuationToken"]});
                 let (status, _) = follow(&sb, &id, bad_option).await;
-                assert_eq!(status, 400, "the create's token is stale after session.waiting");
-                body["continuationToken"] = held.data_of("session.waiting")[0]["continuationToken"].clone();
+                assert_eq!(
+                    status, 400,
+                    "the create's token is stale after session.waiting"
+                );
+                body["continuationToken"] =
+                    held.data_of("session.waiting")[0]["continuationToken"].clone();
             }
             // Wrong answers first: an unknown option, an unknown request.
             let mut wrong = body.clone();
@@ -514,7 +587,14 @@ async fn a_ambiguous_objective_asks_and_holds_the_turn_then_answers_carry_it_on(
             assert_eq!(follow(&sb, &id, wrong).await.0, 400);
 
             let (status, _) = follow(&sb, &id, body).await;
-            assert_eq!(status, if proto == MissionProtocol::EveA { 200 } else { 202 });
+            assert_eq!(
+                status,
+                if proto == MissionProtocol::EveA {
+                    200
+                } else {
+                    202
+                }
+            );
             settle().await;
             let after = read(&sb, &id, &format!("?startIndex={n}")).await;
             let expected = if by_option {
@@ -525,9 +605,15 @@ async fn a_ambiguous_objective_asks_and_holds_the_turn_then_answers_carry_it_on(
             match proto {
                 MissionProtocol::Eve27 => {
                     let types = after.fact_types();
-                    assert_eq!(types[..3], ["response.submitted", "interaction.settled", "turn.resumed"]);
+                    assert_eq!(
+                        types[..3],
+                        ["response.submitted", "interaction.settled", "turn.resumed"]
+                    );
                     assert_eq!(after.data_of("response.submitted")[0]["value"], expected);
-                    assert_eq!(after.data_of("interaction.settled")[0]["interactionId"], request_id.as_str());
+                    assert_eq!(
+                        after.data_of("interaction.settled")[0]["interactionId"],
+                        request_id.as_str()
+                    );
                     assert!(types.iter().any(|t| t == "call.requested"));
                     assert_eq!(after.data_of("turn.settled")[0]["outcome"], "completed");
                 }
@@ -562,20 +648,34 @@ async fn a_long_mission_asks_at_the_budget_limit() {
         let (request_id, spent): (String, f64) = if proto == MissionProtocol::Eve27 {
             let opened = &r.data_of("interaction.opened")[0];
             assert_eq!(opened["request"]["kind"], "budget");
-            let spent = r.data_of("usage.recorded").iter().map(|u| u["usage"]["costUsd"].as_f64().unwrap()).sum();
+            let spent = r
+                .data_of("usage.recorded")
+                .iter()
+                .map(|u| u["usage"]["costUsd"].as_f64().unwrap())
+                .sum();
             (opened["interactionId"].as_str().unwrap().to_owned(), spent)
         } else {
             let req = &r.data_of("input.requested")[0]["requests"][0];
             assert_eq!(req["kind"], "session-limit");
-            let ids: Vec<_> = req["options"].as_array().unwrap().iter().map(|o| o["id"].clone()).collect();
+            let ids: Vec<_> = req["options"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|o| o["id"].clone())
+                .collect();
             assert_eq!(ids, [json!("continue"), json!("stop")]);
-            let spent = r.data_of("step.completed").iter().map(|u| u["usage"]["costUsd"].as_f64().unwrap()).sum();
+            let spent = r
+                .data_of("step.completed")
+                .iter()
+                .map(|u| u["usage"]["costUsd"].as_f64().unwrap())
+                .sum();
             (req["requestId"].as_str().unwrap().to_owned(), spent)
         };
         assert!((22.5..25.0).contains(&spent), "{spent}");
         let mut body = json!({"inputResponses": [{"requestId": request_id, "optionId": "stop"}]});
         if proto == MissionProtocol::EveA {
-            body["continuationToken"] = r.data_of("session.waiting")[0]["continuationToken"].clone();
+            body["continuationToken"] =
+                r.data_of("session.waiting")[0]["continuationToken"].clone();
         }
         // A budget prompt takes no free text.
         let mut text = body.clone();
@@ -603,14 +703,27 @@ async fn token_rules_a_requires_the_newest_b_and_27_refuse_one() {
         if proto == MissionProtocol::EveA {
             assert_eq!(status, 400);
             assert_eq!(body["error"], "Missing or empty 'continuationToken' field.");
-            let (status, body) = follow(&sb, &id, json!({"message": "more", "continuationToken": created["continuationToken"]})).await;
+            let (status, body) = follow(
+                &sb,
+                &id,
+                json!({"message": "more", "continuationToken": created["continuationToken"]}),
+            )
+            .await;
             assert_eq!(status, 400, "stale: {body}");
             assert!(body["error"].as_str().unwrap().contains("newest"));
         } else {
             assert_eq!(status, 202);
-            let (status, body) = follow(&sb, &id, json!({"message": "more", "continuationToken": "eve:x"})).await;
+            let (status, body) = follow(
+                &sb,
+                &id,
+                json!({"message": "more", "continuationToken": "eve:x"}),
+            )
+            .await;
             assert_eq!(status, 400);
-            assert_eq!(body["error"], "Session-ID routes do not accept 'continuationToken'.");
+            assert_eq!(
+                body["error"],
+                "Session-ID routes do not accept 'continuationToken'."
+            );
             let (status, body) = follow(
                 &sb,
                 &id,
@@ -618,10 +731,18 @@ async fn token_rules_a_requires_the_newest_b_and_27_refuse_one() {
             )
             .await;
             assert_eq!(status, 400);
-            assert!(body["error"].as_str().unwrap().contains("mutually exclusive"));
+            assert!(
+                body["error"]
+                    .as_str()
+                    .unwrap()
+                    .contains("mutually exclusive")
+            );
         }
         let (status, body) = follow(&sb, "ses_nope", json!({"message": "x"})).await;
-        assert_eq!((status, body), (404, json!({"ok": false, "error": "Session not found."})));
+        assert_eq!(
+            (status, body),
+            (404, json!({"ok": false, "error": "Session not found."}))
+        );
     }
 }
 
@@ -666,7 +787,13 @@ async fn cancel_is_accepted_while_a_turn_runs_and_no_active_turn_when_idle() {
         let (id, _) = create_with(&sb, json!({"message": MESSAGE, "paceMs": 40})).await;
         tokio::time::sleep(Duration::from_millis(200)).await;
         let (status, _, body) = post(&sb, &format!("/session/{id}/cancel"), json!({})).await;
-        assert_eq!((status, body), (202, json!({"ok": true, "sessionId": id, "status": "accepted"})));
+        assert_eq!(
+            (status, body),
+            (
+                202,
+                json!({"ok": true, "sessionId": id, "status": "accepted"})
+            )
+        );
         tokio::time::sleep(Duration::from_millis(300)).await;
         let r = read(&sb, &id, "").await;
         if proto == MissionProtocol::Eve27 {
@@ -674,14 +801,20 @@ async fn cancel_is_accepted_while_a_turn_runs_and_no_active_turn_when_idle() {
             assert_eq!(settled.last().unwrap()["outcome"], "cancelled");
         } else {
             let types = r.types();
-            assert_eq!(types[types.len() - 2..], ["turn.cancelled", "session.waiting"]);
+            assert_eq!(
+                types[types.len() - 2..],
+                ["turn.cancelled", "session.waiting"]
+            );
         }
         let (status, _, body) = post(&sb, &format!("/session/{id}/cancel"), json!({})).await;
         if proto == MissionProtocol::EveA {
             assert_eq!(status, 202);
             assert_eq!(body["status"], "accepted");
         } else {
-            assert_eq!((status, body), (200, json!({"ok": true, "status": "no_active_turn"})));
+            assert_eq!(
+                (status, body),
+                (200, json!({"ok": true, "status": "no_active_turn"}))
+            );
         }
     }
 }
@@ -696,11 +829,21 @@ async fn a_task_session_ends_and_27_says_stream_ended() {
         if proto == MissionProtocol::Eve27 {
             let last: Value = serde_json::from_str(r.records.last().unwrap()).unwrap();
             assert_eq!(last["facts"][0]["type"], "session.ended");
-            assert_eq!(r.transport.last().unwrap(), &json!({"$eve": "stream.ended"}));
-            assert!(!r.transport.iter().any(|t| t["$eve"] == "stream.lease-ended"));
+            assert_eq!(
+                r.transport.last().unwrap(),
+                &json!({"$eve": "stream.ended"})
+            );
+            assert!(
+                !r.transport
+                    .iter()
+                    .any(|t| t["$eve"] == "stream.lease-ended")
+            );
         } else {
             assert_eq!(r.types().last().unwrap(), "session.completed");
-            assert!(r.transport.is_empty(), "a completed session's stream just ends");
+            assert!(
+                r.transport.is_empty(),
+                "a completed session's stream just ends"
+            );
         }
         let mut body = json!({"message": "again"});
         if proto == MissionProtocol::EveA {
@@ -721,7 +864,10 @@ async fn ending_a_session_from_the_end_route() {
     assert_eq!(status, 202);
     settle().await;
     let r = read(&sb, &id, "").await;
-    assert_eq!(r.transport.last().unwrap(), &json!({"$eve": "stream.ended"}));
+    assert_eq!(
+        r.transport.last().unwrap(),
+        &json!({"$eve": "stream.ended"})
+    );
     assert_eq!(r.data_of("session.ended")[0]["outcome"], "completed");
 }
 
@@ -730,7 +876,12 @@ async fn a_message_during_a_turn_steers_it() {
     let sb = sandbox(MissionProtocol::EveB).await;
     let (id, _) = create_with(&sb, json!({"message": MESSAGE, "paceMs": 20})).await;
     tokio::time::sleep(Duration::from_millis(150)).await;
-    assert_eq!(follow(&sb, &id, json!({"message": "Focus on Europe."})).await.0, 202);
+    assert_eq!(
+        follow(&sb, &id, json!({"message": "Focus on Europe."}))
+            .await
+            .0,
+        202
+    );
     tokio::time::sleep(Duration::from_secs(3)).await;
     set_faults(&sb, json!({"leaseSeconds": 1})).await;
     let r = read(&sb, &id, "").await;
@@ -749,14 +900,21 @@ async fn cuts_and_tiny_chunks_lose_nothing_on_resume() {
         let (id, _) = create(&sb).await;
         settle().await;
         let whole = read(&sb, &id, "").await.records;
-        set_faults(&sb, json!({"tinyChunks": true, "cutRandom": {"seed": 7, "count": 12}})).await;
+        set_faults(
+            &sb,
+            json!({"tinyChunks": true, "cutRandom": {"seed": 7, "count": 12}}),
+        )
+        .await;
         let mut got: Vec<String> = Vec::new();
         let mut tries = 0;
         while got.len() < whole.len() {
             tries += 1;
             assert!(tries < 40, "{proto:?}: no progress");
             let resp = client()
-                .get(url(&sb, &format!("/session/{id}/stream?startIndex={}", got.len())))
+                .get(url(
+                    &sb,
+                    &format!("/session/{id}/stream?startIndex={}", got.len()),
+                ))
                 .bearer_auth(sb.key())
                 .send()
                 .await

@@ -2,6 +2,14 @@
 //! its turn. The choices for what the seed leaves open are in `docs/contract.md`
 //! ("Investigation service: the points left open").
 //!
+//! # Protocols
+//!
+//! What is described here is the `legacy` protocol (SSE, this module's own vocabulary),
+//! the default. The `missionProtocol` knob (`--mission-protocol`,
+//! `SandboxConfig::mission_protocol`, the `missionProtocol` fault) switches sessions
+//! created afterwards to eve's HTTP session protocol in one of its three generations
+//! (`eve-a`, `eve-b`, `eve-27`): see [`eve`] and `docs/contract.md` ("eve mode").
+//!
 //! A session plays one turn: a script generated from the objective, budget and a
 //! seed derived from the session id (see [`script`]), appended to the session's log
 //! at the sandbox's [`Pace`]. Streams read that log, so they replay and follow it.

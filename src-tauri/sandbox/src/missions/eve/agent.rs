@@ -112,7 +112,11 @@ impl Agent {
 
     fn id(&mut self, prefix: &str) -> String {
         self.ids += 1;
-        format!("{prefix}_{:08x}{:04x}", self.rng.next_u64() as u32, self.ids)
+        format!(
+            "{prefix}_{:08x}{:04x}",
+            self.rng.next_u64() as u32,
+            self.ids
+        )
     }
 
     fn ev(&self, kind: &'static str, data: Value) -> Ev {
@@ -393,7 +397,11 @@ impl Agent {
     fn ask_question(&mut self, out: &mut Vec<Ev>) -> Open {
         let request_id = self.id("req");
         let options = [
-            ("recent", "The last five years", "Only sources from 2020 on."),
+            (
+                "recent",
+                "The last five years",
+                "Only sources from 2020 on.",
+            ),
             ("all", "All years", "Everything the search finds."),
         ];
         out.push(self.in_step(
@@ -508,8 +516,7 @@ impl Agent {
                     json!({"url": url}),
                 );
             }
-            if !self.asked_limit && self.spent_cents * 100 >= self.budget_cents * LIMIT_PERCENT
-            {
+            if !self.asked_limit && self.spent_cents * 100 >= self.budget_cents * LIMIT_PERCENT {
                 let open = self.ask_limit(out);
                 return self.hold(out, open);
             }

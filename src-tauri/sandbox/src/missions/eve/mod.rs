@@ -193,7 +193,10 @@ pub async fn eveify(resp: Response) -> Response {
     Response::from_parts(parts, Body::from(out.to_string()))
 }
 
-async fn json_body(headers: &HeaderMap, body: Body) -> Result<serde_json::Map<String, Value>, Response> {
+async fn json_body(
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<serde_json::Map<String, Value>, Response> {
     let raw = match read_limited(headers, body).await {
         Ok(raw) => raw,
         Err(resp) => return Err(eveify(resp).await),
@@ -216,7 +219,12 @@ fn with_session_header(mut resp: Response, id: &str) -> Response {
 }
 
 /// `POST /eve/v1/session` in an eve protocol.
-pub async fn create(shared: Arc<Shared>, proto: MissionProtocol, headers: HeaderMap, body: Body) -> Response {
+pub async fn create(
+    shared: Arc<Shared>,
+    proto: MissionProtocol,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     if let Err(resp) = admit(&shared, &headers) {
         return eveify(resp).await;
     }
@@ -232,7 +240,12 @@ pub async fn create(shared: Arc<Shared>, proto: MissionProtocol, headers: Header
     };
     let mission = match super::message::parse(text) {
         Ok(m) => m,
-        Err(e) => return bad(&format!("Invalid mission message (line {}): {}", e.line, e.message)),
+        Err(e) => {
+            return bad(&format!(
+                "Invalid mission message (line {}): {}",
+                e.line, e.message
+            ));
+        }
     };
     let whole = |field: &str, max: u64| -> Result<Option<u64>, Response> {
         match body.get(field).filter(|v| !v.is_null()) {
@@ -248,7 +261,9 @@ pub async fn create(shared: Arc<Shared>, proto: MissionProtocol, headers: Header
         Err(r) => return r,
     };
     let events = match whole("events", super::script::MAX_EVENTS) {
-        Ok(v) => v.map(|n| n.max(super::script::MIN_EVENTS)).or(defaults.events),
+        Ok(v) => v
+            .map(|n| n.max(super::script::MIN_EVENTS))
+            .or(defaults.events),
         Err(r) => return r,
     };
     let task_mode = match body.get("mode") {
@@ -260,7 +275,14 @@ pub async fn create(shared: Arc<Shared>, proto: MissionProtocol, headers: Header
 
     let id = format!("ses_{:016x}", random_u64());
     let seed = super::script::seed_from(&id);
-    let mut agent = Agent::new(proto, seed, &mission.objective, mission.budget_cents, events, task_mode);
+    let mut agent = Agent::new(
+        proto,
+        seed,
+        &mission.objective,
+        mission.budget_cents,
+        events,
+        task_mode,
+    );
     let delivery = format!("dlv_{:016x}", random_u64());
     let first = agent.first_turn(text, Some(&delivery));
     let session = Arc::new(EveSession {
@@ -293,7 +315,10 @@ pub async fn create(shared: Arc<Shared>, proto: MissionProtocol, headers: Header
         MissionProtocol::EveA => json!({"ok": true, "sessionId": id, "continuationToken": token}),
         _ => json!({"ok": true, "sessionId": id, "status": "accepted"}),
     };
-    with_session_header((StatusCode::ACCEPTED, axum::Json(reply)).into_response(), &id)
+    with_session_header(
+        (StatusCode::ACCEPTED, axum::Json(reply)).into_response(),
+        &id,
+    )
 }
 
 /// Plays a session's queued events at its pace, for as long as the sandbox runs.
@@ -302,7 +327,10 @@ async fn run(session: Arc<EveSession>, mut gaps: Gaps, mut stop: watch::Receiver
     loop {
         let (has, appended_kind) = {
             let st = session.lock();
-            (st.cancel || !st.pending.is_empty(), st.pending.front().map(|e| e.kind))
+            (
+                st.cancel || !st.pending.is_empty(),
+                st.pending.front().map(|e| e.kind),
+            )
         };
         if *stop.borrow() {
             return;
@@ -363,7 +391,12 @@ fn query_param<'a>(uri: &'a Uri, name: &str) -> Option<&'a str> {
 }
 
 /// `GET /eve/v1/session/{id}/stream` for an eve session.
-pub async fn stream(shared: Arc<Shared>, session: Arc<EveSession>, headers: HeaderMap, uri: Uri) -> Response {
+pub async fn stream(
+    shared: Arc<Shared>,
+    session: Arc<EveSession>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
     if let Err(resp) = admit(&shared, &headers) {
         return eveify(resp).await;
     }
@@ -395,7 +428,11 @@ pub async fn stream(shared: Arc<Shared>, session: Arc<EveSession>, headers: Head
     }
     let len = session.lock().records.len() as i64;
     let wanted = start_index.unwrap_or(0);
-    let mut start = if wanted < 0 { (len + wanted).max(0) } else { wanted };
+    let mut start = if wanted < 0 {
+        (len + wanted).max(0)
+    } else {
+        wanted
+    };
     let mut position = None;
     if session.proto == MissionProtocol::Eve27 && start > len {
         start = len;
@@ -418,21 +455,35 @@ fn check_answer(open: &[Open], r: &Value) -> Result<(Open, Value), String> {
         return Err("Each input response needs a 'requestId' string.".into());
     };
     let Some(o) = open.iter().find(|o| o.request_id == request_id) else {
-        return Err(format!("No pending input request has the id {request_id:?}."));
+        return Err(format!(
+            "No pending input request has the id {request_id:?}."
+        ));
     };
-    match (r.get("optionId").and_then(Value::as_str), r.get("text").and_then(Value::as_str)) {
+    match (
+        r.get("optionId").and_then(Value::as_str),
+        r.get("text").and_then(Value::as_str),
+    ) {
         (Some(opt), None) if o.options.iter().any(|x| x == opt) => {
             Ok((o.clone(), json!({"optionId": opt})))
         }
-        (Some(opt), None) => Err(format!("The option {opt:?} is not one of request {request_id:?}'s options.")),
+        (Some(opt), None) => Err(format!(
+            "The option {opt:?} is not one of request {request_id:?}'s options."
+        )),
         (None, Some(text)) if o.allow_freeform => Ok((o.clone(), json!({"text": text}))),
-        (None, Some(_)) => Err(format!("Request {request_id:?} does not accept free-form text.")),
+        (None, Some(_)) => Err(format!(
+            "Request {request_id:?} does not accept free-form text."
+        )),
         _ => Err("Each input response needs exactly one of 'optionId' or 'text'.".into()),
     }
 }
 
 /// `POST /eve/v1/session/{id}` for an eve session.
-pub async fn follow_up(shared: Arc<Shared>, session: Arc<EveSession>, headers: HeaderMap, body: Body) -> Response {
+pub async fn follow_up(
+    shared: Arc<Shared>,
+    session: Arc<EveSession>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     if let Err(resp) = admit(&shared, &headers) {
         return eveify(resp).await;
     }
@@ -466,7 +517,9 @@ pub async fn follow_up(shared: Arc<Shared>, session: Arc<EveSession>, headers: H
         match token.and_then(Value::as_str) {
             None | Some("") => return bad("Missing or empty 'continuationToken' field."),
             Some(t) if t != session.lock().token => {
-                return bad("The 'continuationToken' is not the session's newest: use the one from the latest session.waiting (or the create response before any).");
+                return bad(
+                    "The 'continuationToken' is not the session's newest: use the one from the latest session.waiting (or the create response before any).",
+                );
             }
             Some(_) => {}
         }
@@ -500,7 +553,9 @@ pub async fn follow_up(shared: Arc<Shared>, session: Arc<EveSession>, headers: H
             // One request is open at a time in this sandbox.
             let (open, response) = answers.swap_remove(0);
             st.open.clear();
-            let batch = st.agent.answered(&open, response, message.as_deref(), Some(&delivery));
+            let batch = st
+                .agent
+                .answered(&open, response, message.as_deref(), Some(&delivery));
             session.queue(&mut st, batch);
         } else if let Some(text) = message {
             let sole_question = st.open.len() == 1
@@ -515,7 +570,9 @@ pub async fn follow_up(shared: Arc<Shared>, session: Arc<EveSession>, headers: H
                 } else {
                     json!({"optionId": "continue"})
                 };
-                let batch = st.agent.answered(&open, response, Some(&text), Some(&delivery));
+                let batch = st
+                    .agent
+                    .answered(&open, response, Some(&text), Some(&delivery));
                 session.queue(&mut st, batch);
             } else if active {
                 let ev = st.agent.steer(&text, Some(&delivery));
@@ -529,17 +586,27 @@ pub async fn follow_up(shared: Arc<Shared>, session: Arc<EveSession>, headers: H
         }
     }
     let reply = match proto {
-        MissionProtocol::EveA => (StatusCode::OK, axum::Json(json!({"ok": true, "sessionId": session.id}))),
+        MissionProtocol::EveA => (
+            StatusCode::OK,
+            axum::Json(json!({"ok": true, "sessionId": session.id})),
+        ),
         _ => (
             StatusCode::ACCEPTED,
-            axum::Json(json!({"ok": true, "sessionId": session.id, "status": "accepted", "deliveryId": delivery})),
+            axum::Json(
+                json!({"ok": true, "sessionId": session.id, "status": "accepted", "deliveryId": delivery}),
+            ),
         ),
     };
     with_session_header(reply.into_response(), &session.id)
 }
 
 /// `POST /eve/v1/session/{id}/cancel` for an eve session.
-pub async fn cancel(shared: Arc<Shared>, session: Arc<EveSession>, headers: HeaderMap, body: Body) -> Response {
+pub async fn cancel(
+    shared: Arc<Shared>,
+    session: Arc<EveSession>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     if let Err(resp) = admit(&shared, &headers) {
         return eveify(resp).await;
     }
@@ -570,12 +637,21 @@ pub async fn cancel(shared: Arc<Shared>, session: Arc<EveSession>, headers: Head
         let body = json!({"ok": true, "sessionId": session.id, "status": "accepted"});
         (StatusCode::ACCEPTED, axum::Json(body)).into_response()
     } else {
-        (StatusCode::OK, axum::Json(json!({"ok": true, "status": "no_active_turn"}))).into_response()
+        (
+            StatusCode::OK,
+            axum::Json(json!({"ok": true, "status": "no_active_turn"})),
+        )
+            .into_response()
     }
 }
 
 /// `POST /eve/v1/session/{id}/end`: cancels a running turn, then ends the session.
-pub async fn end(shared: Arc<Shared>, session: Arc<EveSession>, headers: HeaderMap, body: Body) -> Response {
+pub async fn end(
+    shared: Arc<Shared>,
+    session: Arc<EveSession>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
     if let Err(resp) = admit(&shared, &headers) {
         return eveify(resp).await;
     }

@@ -40,7 +40,11 @@ pub fn event_id() -> String {
     }
     let (a, b) = (random_u64(), random_u64());
     for i in 0..16 {
-        let bits = if i < 8 { a >> (i * 5) } else { b >> ((i - 8) * 5) };
+        let bits = if i < 8 {
+            a >> (i * 5)
+        } else {
+            b >> ((i - 8) * 5)
+        };
         out.push(ALPHABET[(bits & 31) as usize] as char);
     }
     out
@@ -76,7 +80,10 @@ fn fact(ty: &str, turn: Option<&Value>, data: Value) -> Value {
 fn run_id(d: &Value) -> String {
     format!(
         "run_{}_{}",
-        d["turnId"].as_str().unwrap_or("x").trim_start_matches("turn_"),
+        d["turnId"]
+            .as_str()
+            .unwrap_or("x")
+            .trim_start_matches("turn_"),
         d["stepIndex"].as_u64().unwrap_or(0)
     )
 }
