@@ -196,7 +196,7 @@ async fn create_answers_202_with_the_header_and_each_generations_body() {
             assert_eq!(status, 400);
             assert_eq!(
                 body,
-                json!({"ok": false, "error": "Session-ID routes do not accept 'continuationToken'.", "code": "invalid_request"})
+                json!({"ok": false, "error": "Session-ID routes do not accept 'continuationToken'."})
             );
         }
         let (status, _, body) = post(&sb, "/session", json!({"message": "hello"})).await;
@@ -935,5 +935,59 @@ async fn cuts_and_tiny_chunks_lose_nothing_on_resume() {
             }
         }
         assert_eq!(got, whole, "{proto:?}");
+    }
+}
+
+async fn kept(proto: MissionProtocol, dir: &std::path::Path) -> RunningSandbox {
+    let sb = start(SandboxConfig {
+        mission_protocol: proto,
+        data_dir: Some(dir.to_path_buf()),
+        ..common::config()
+    })
+    .await
+    .expect("sandbox starts");
+    set_faults(&sb, json!({"leaseSeconds": 1})).await;
+    sb
+}
+
+#[tokio::test]
+async fn eve_sessions_survive_a_restart_mid_turn_and_while_held() {
+    for proto in ALL {
+        let dir = tempfile::tempdir().unwrap();
+        let sb = kept(proto, dir.path()).await;
+        let (held, created) = create_with(&sb, json!({"message": AMBIGUOUS})).await;
+        let (running, _) = create_with(&sb, json!({"message": MESSAGE, "paceMs": 30})).await;
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let before_held = read(&sb, &held, "").await.records;
+        sb.stop().await;
+
+        let sb = kept(proto, dir.path()).await;
+        // The held session replays as it was, and its question can be answered.
+        let again = read(&sb, &held, "").await;
+        assert_eq!(again.records, before_held, "{proto:?}");
+        let request_id = if proto == MissionProtocol::Eve27 {
+            again.data_of("interaction.opened")[0]["interactionId"].clone()
+        } else {
+            again.data_of("input.requested")[0]["requests"][0]["requestId"].clone()
+        };
+        let mut body = json!({"inputResponses": [{"requestId": request_id, "optionId": "all"}]});
+        if proto == MissionProtocol::EveA {
+            let token = again.data_of("session.waiting")[0]["continuationToken"].clone();
+            assert_ne!(token, created["continuationToken"]);
+            body["continuationToken"] = token;
+        }
+        assert!(follow(&sb, &held, body).await.0 < 300);
+        // The interrupted turn plays on to its end.
+        tokio::time::sleep(Duration::from_secs(8)).await;
+        let done = read(&sb, &running, "").await;
+        let completed = if proto == MissionProtocol::Eve27 {
+            done.data_of("turn.settled").len()
+        } else {
+            done.data_of("turn.completed").len()
+        };
+        assert_eq!(completed, 1, "{proto:?}");
+        let answered = read(&sb, &held, &format!("?startIndex={}", before_held.len())).await;
+        assert!(!answered.records.is_empty());
+        sb.stop().await;
     }
 }

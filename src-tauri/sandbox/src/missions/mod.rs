@@ -105,6 +105,7 @@ impl Missions {
             return Ok(missions);
         };
         std::fs::create_dir_all(dir)?;
+        eve::load_all(dir, &missions.eve, missions.defaults.pace, &missions.stop)?;
         let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
@@ -175,6 +176,7 @@ impl Drop for Missions {
         for session in self.lock().values() {
             session.lock().file = None;
         }
+        self.eve.close_files();
     }
 }
 

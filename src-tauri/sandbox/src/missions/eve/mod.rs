@@ -17,7 +17,15 @@
 //! "ambiguous" (any case), and a `session-limit` question once the spend reaches 90%
 //! of the budget. Errors are eve's `{"ok": false, "error": "…", "code"?: "…"}`.
 //!
-//! eve sessions are kept in memory only (not in the data dir), unlike legacy ones.
+//! # Durability
+//!
+//! With a data dir, each eve session is kept in `sessions/<id>.eve.ndjson`: a header
+//! `{"eve": {…}}` (what the agent is made from), then, in the order they happen, one
+//! `{"rec": "<the stored line>" | null}` per event played (null: an event 27 stores
+//! no line for) and one `{"in": {…}}` per input that changed the session (a message,
+//! an answer, a cancel played, an end). The agent is deterministic, so a restart
+//! replays the inputs to rebuild it, keeps the stored lines as they were sent (ids,
+//! times and tokens included), and plays on what the interrupted turn had left.
 
 pub mod agent;
 pub mod wire;
@@ -30,8 +38,12 @@ use agent::{After, Agent, Ev, Open};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::{HashMap, VecDeque};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::Path;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, watch};
 
@@ -68,6 +80,164 @@ pub struct St {
     /// `session.completed` has been appended.
     pub ended_on_wire: bool,
     v27: wire::V27,
+    /// `sessions/<id>.eve.ndjson`, when sessions are kept.
+    file: Option<File>,
+}
+
+/// What a session's agent is made from: the header of its file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Meta {
+    session_id: String,
+    protocol: String,
+    message: String,
+    objective: String,
+    budget_cents: u64,
+    events: Option<u64>,
+    pace_ms: Option<u64>,
+    task_mode: bool,
+    delivery: String,
+    token: String,
+}
+
+/// Something that changed a session besides its own playing: logged so a restart
+/// can replay it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+enum Input {
+    Message {
+        text: String,
+        delivery: String,
+    },
+    /// A checked answer to the open request `request_id`.
+    #[serde(rename_all = "camelCase")]
+    Answer {
+        request_id: String,
+        response: Value,
+        text: Option<String>,
+        delivery: String,
+    },
+    /// A cancel, as the runner played it.
+    Cancel,
+    End,
+}
+
+impl St {
+    fn fresh(meta: &Meta, proto: MissionProtocol) -> Self {
+        let seed = super::script::seed_from(&meta.session_id);
+        let agent = Agent::new(
+            proto,
+            seed,
+            &meta.objective,
+            meta.budget_cents,
+            meta.events,
+            meta.task_mode,
+        );
+        let mut st = St {
+            records: Vec::new(),
+            pending: VecDeque::new(),
+            agent,
+            after: After::Idle,
+            open: Vec::new(),
+            token: meta.token.clone(),
+            cancel: false,
+            ended_on_wire: false,
+            v27: wire::V27::default(),
+            file: None,
+        };
+        let first = st.agent.first_turn(&meta.message, Some(&meta.delivery));
+        st.queue(first);
+        st
+    }
+
+    fn queue(&mut self, (events, after): (Vec<Ev>, After)) {
+        if let Some(open) = Agent::last_open(&events) {
+            self.open = vec![open];
+        }
+        self.pending.extend(events);
+        self.after = after;
+    }
+
+    fn write(&mut self, line: Value) {
+        if let Some(file) = self.file.as_mut()
+            && let Err(e) = file.write_all(format!("{line}\n").as_bytes())
+        {
+            tracing::warn!("cannot keep an eve session's line: {e}");
+        }
+    }
+
+    /// Applies an input; the same code runs live and on replay.
+    fn apply(&mut self, input: &Input) {
+        match input {
+            Input::Message { text, delivery } => {
+                let sole_question = self.open.len() == 1
+                    && (self.after == After::Held || self.agent.proto == MissionProtocol::EveA)
+                    && self.pending.is_empty();
+                if sole_question {
+                    // A plain message answers the only pending question (or, for a
+                    // budget prompt, means "continue").
+                    let open = self.open.remove(0);
+                    let response = if open.allow_freeform {
+                        json!({"text": text})
+                    } else {
+                        json!({"optionId": "continue"})
+                    };
+                    let batch = self
+                        .agent
+                        .answered(&open, response, Some(text), Some(delivery));
+                    self.queue(batch);
+                } else if EveSession::turn_active(self) {
+                    let ev = self.agent.steer(text, Some(delivery));
+                    self.pending.push_front(ev);
+                } else {
+                    self.open.clear();
+                    let batch = self.agent.reply_turn(text, Some(delivery));
+                    self.queue(batch);
+                }
+            }
+            Input::Answer {
+                request_id,
+                response,
+                text,
+                delivery,
+            } => {
+                let Some(i) = self.open.iter().position(|o| &o.request_id == request_id) else {
+                    return;
+                };
+                let open = self.open.remove(i);
+                self.open.clear();
+                let batch =
+                    self.agent
+                        .answered(&open, response.clone(), text.as_deref(), Some(delivery));
+                self.queue(batch);
+            }
+            Input::Cancel => {
+                self.cancel = false;
+                self.pending.clear();
+                self.open.clear();
+                let evs = self.agent.cancelled();
+                self.pending.extend(evs);
+                if self.after == After::Ended {
+                    let ev = self.agent.ended();
+                    self.pending.push_back(ev);
+                } else {
+                    self.after = After::Idle;
+                }
+            }
+            Input::End => {
+                if self.after != After::Ended {
+                    if EveSession::turn_active(self) {
+                        self.cancel = true;
+                    } else {
+                        let ev = self.agent.ended();
+                        self.pending.push_back(ev);
+                    }
+                    self.after = After::Ended;
+                    self.open.clear();
+                }
+            }
+        }
+    }
 }
 
 pub struct EveSession {
@@ -97,6 +267,7 @@ impl EveSession {
         if ev.kind == "session.completed" {
             st.ended_on_wire = true;
         }
+        st.write(json!({"rec": rec.as_ref().map(|r| r.line.as_str())}));
         if let Some(rec) = rec {
             st.records.push(rec);
             self.grown.send_replace(st.records.len() as u64);
@@ -108,12 +279,10 @@ impl EveSession {
         !st.pending.is_empty() || st.after == After::Held
     }
 
-    fn queue(&self, st: &mut St, (events, after): (Vec<Ev>, After)) {
-        if let Some(open) = Agent::last_open(&events) {
-            st.open = vec![open];
-        }
-        st.pending.extend(events);
-        st.after = after;
+    /// Applies an input live: logs it and wakes the runner.
+    fn apply(&self, st: &mut St, input: Input) {
+        st.apply(&input);
+        st.write(json!({ "in": input }));
         self.wake.notify_one();
     }
 }
@@ -150,6 +319,13 @@ impl EveSessions {
             .insert(s.id.clone(), s);
     }
 
+    /// Closes every session's file, releasing its lock for the next sandbox.
+    pub fn close_files(&self) {
+        for s in self.0.lock().unwrap_or_else(|p| p.into_inner()).values() {
+            s.lock().file = None;
+        }
+    }
+
     pub fn stream_requests(&self, id: &str) -> Vec<StreamRequest> {
         self.get(id)
             .map(|s| s.requests.lock().unwrap_or_else(|p| p.into_inner()).clone())
@@ -167,7 +343,7 @@ pub fn eve_error(status: StatusCode, error: &str, code: Option<&str>) -> Respons
 }
 
 fn bad(error: &str) -> Response {
-    eve_error(StatusCode::BAD_REQUEST, error, Some("invalid_request"))
+    eve_error(StatusCode::BAD_REQUEST, error, None)
 }
 
 pub fn session_not_found() -> Response {
@@ -274,43 +450,49 @@ pub async fn create(
     };
 
     let id = format!("ses_{:016x}", random_u64());
-    let seed = super::script::seed_from(&id);
-    let mut agent = Agent::new(
-        proto,
-        seed,
-        &mission.objective,
-        mission.budget_cents,
+    let meta = Meta {
+        session_id: id.clone(),
+        protocol: proto.name().to_owned(),
+        message: text.to_owned(),
+        objective: mission.objective,
+        budget_cents: mission.budget_cents,
         events,
+        pace_ms,
         task_mode,
-    );
-    let delivery = format!("dlv_{:016x}", random_u64());
-    let first = agent.first_turn(text, Some(&delivery));
+        delivery: format!("dlv_{:016x}", random_u64()),
+        token: new_token(),
+    };
+    let mut st = St::fresh(&meta, proto);
+    if let Some(dir) = &shared.missions.dir {
+        match create_file(dir, &meta) {
+            Ok(f) => st.file = Some(f),
+            Err(e) => {
+                tracing::error!("cannot store session {id}: {e}");
+                return eve_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "The sandbox cannot store the session.",
+                    Some("internal"),
+                );
+            }
+        }
+    }
+    let token = st.token.clone();
     let session = Arc::new(EveSession {
         id: id.clone(),
         proto,
-        state: Mutex::new(St {
-            records: Vec::new(),
-            pending: VecDeque::new(),
-            agent,
-            after: After::Idle,
-            open: Vec::new(),
-            token: new_token(),
-            cancel: false,
-            ended_on_wire: false,
-            v27: wire::V27::default(),
-        }),
+        state: Mutex::new(st),
         grown: watch::Sender::new(0),
         wake: Notify::new(),
         requests: Mutex::new(Vec::new()),
     });
-    let token = {
-        let mut st = session.lock();
-        session.queue(&mut st, first);
-        st.token.clone()
-    };
     shared.missions.eve.insert(session.clone());
-    let gaps = Gaps::new(defaults.pace, pace_ms, seed);
-    tokio::spawn(run(session, gaps, shared.missions.stop.subscribe()));
+    spawn_runner(
+        &tokio::runtime::Handle::current(),
+        session,
+        defaults.pace,
+        pace_ms,
+        &shared.missions.stop,
+    );
     let reply = match proto {
         MissionProtocol::EveA => json!({"ok": true, "sessionId": id, "continuationToken": token}),
         _ => json!({"ok": true, "sessionId": id, "status": "accepted"}),
@@ -319,6 +501,137 @@ pub async fn create(
         (StatusCode::ACCEPTED, axum::Json(reply)).into_response(),
         &id,
     )
+}
+
+fn spawn_runner(
+    runtime: &tokio::runtime::Handle,
+    session: Arc<EveSession>,
+    pace: crate::Pace,
+    pace_ms: Option<u64>,
+    stop: &watch::Sender<bool>,
+) {
+    let gaps = Gaps::new(pace, pace_ms, super::script::seed_from(&session.id));
+    runtime.spawn(run(session, gaps, stop.subscribe()));
+}
+
+fn create_file(dir: &Path, meta: &Meta) -> std::io::Result<File> {
+    let path = dir.join(format!("{}.eve.ndjson", meta.session_id));
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create_new(true)
+        .open(path)?;
+    file.try_lock().map_err(std::io::Error::other)?;
+    file.write_all(format!("{}\n", json!({ "eve": meta })).as_bytes())?;
+    Ok(file)
+}
+
+/// An eve session read back from its file, with its inputs replayed; `None` when the
+/// file is not one. The file stays open (and locked) for what the session does next.
+pub fn load(path: &Path) -> std::io::Result<Option<EveSession>> {
+    let mut file = OpenOptions::new().read(true).append(true).open(path)?;
+    super::session::lock_waiting(&file, path)?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    // A line cut short by a crash is dropped, and cut from the file.
+    let good_len = text.rfind('\n').map_or(0, |i| i + 1);
+    if good_len < text.len() {
+        file.set_len(good_len as u64)?;
+    }
+    let mut lines = text[..good_len].lines();
+    let Some(meta) = lines
+        .next()
+        .and_then(|h| serde_json::from_str::<Value>(h).ok())
+        .and_then(|v| serde_json::from_value::<Meta>(v.get("eve")?.clone()).ok())
+    else {
+        return Ok(None);
+    };
+    let Some(proto) = MissionProtocol::parse(&meta.protocol) else {
+        return Ok(None);
+    };
+    let mut st = St::fresh(&meta, proto);
+    for line in lines {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            break;
+        };
+        if let Some(rec) = v.get("rec") {
+            let Some(ev) = st.pending.pop_front() else {
+                break;
+            };
+            if proto == MissionProtocol::Eve27 {
+                wire::render_v27(&mut st.v27, &ev);
+            }
+            if ev.kind == "session.completed" {
+                st.ended_on_wire = true;
+            }
+            if let Some(line) = rec.as_str() {
+                let rec = wire::rec_from_line(proto, line);
+                if proto == MissionProtocol::EveA && ev.kind == "session.waiting" {
+                    let stored: Value = serde_json::from_str(line).unwrap_or_default();
+                    if let Some(t) = stored["data"]["continuationToken"].as_str() {
+                        st.token = t.to_owned();
+                    }
+                }
+                st.records.push(rec);
+            }
+        } else if let Some(input) = v
+            .get("in")
+            .and_then(|i| serde_json::from_value::<Input>(i.clone()).ok())
+        {
+            st.apply(&input);
+        }
+    }
+    st.file = Some(file);
+    let len = st.records.len() as u64;
+    Ok(Some(EveSession {
+        id: meta.session_id.clone(),
+        proto,
+        state: Mutex::new(st),
+        grown: watch::Sender::new(len),
+        wake: Notify::new(),
+        requests: Mutex::new(Vec::new()),
+    }))
+}
+
+/// Loads the eve sessions kept in `dir` and sets them playing again.
+pub fn load_all(
+    dir: &Path,
+    sessions: &EveSessions,
+    pace: crate::Pace,
+    stop: &watch::Sender<bool>,
+) -> std::io::Result<()> {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".eve.ndjson"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let session = match load(&path) {
+            Ok(Some(s)) => Arc::new(s),
+            Ok(None) => {
+                tracing::warn!("{}: not an eve session, skipped", path.display());
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Err(e),
+            Err(e) => {
+                tracing::warn!("{}: cannot read the session, skipped: {e}", path.display());
+                continue;
+            }
+        };
+        let pace_ms = {
+            let raw = std::fs::read_to_string(&path).unwrap_or_default();
+            raw.lines()
+                .next()
+                .and_then(|h| serde_json::from_str::<Value>(h).ok())
+                .and_then(|v| v["eve"]["paceMs"].as_u64())
+        };
+        sessions.insert(session.clone());
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+            std::io::Error::other("resuming missions needs a running Tokio runtime")
+        })?;
+        spawn_runner(&runtime, session, pace, pace_ms, stop);
+    }
+    Ok(())
 }
 
 /// Plays a session's queued events at its pace, for as long as the sandbox runs.
@@ -364,18 +677,8 @@ async fn run(session: Arc<EveSession>, mut gaps: Gaps, mut stop: watch::Receiver
         if *stop.borrow() {
             return;
         }
-        if std::mem::take(&mut st.cancel) {
-            st.pending.clear();
-            st.open.clear();
-            let evs = st.agent.cancelled();
-            let ended = st.after == After::Ended;
-            st.pending.extend(evs);
-            if ended {
-                let ev = st.agent.ended();
-                st.pending.push_back(ev);
-            } else {
-                st.after = After::Idle;
-            }
+        if st.cancel {
+            session.apply(&mut st, Input::Cancel);
         }
         if let Some(ev) = st.pending.pop_front() {
             session.append(&mut st, ev);
@@ -541,8 +844,7 @@ pub async fn follow_up(
                 Some("session_not_active"),
             );
         }
-        let active = EveSession::turn_active(&st);
-        if let Some(responses) = responses {
+        let input = if let Some(responses) = responses {
             let mut answers = Vec::new();
             for r in &responses {
                 match check_answer(&st.open, r) {
@@ -552,38 +854,19 @@ pub async fn follow_up(
             }
             // One request is open at a time in this sandbox.
             let (open, response) = answers.swap_remove(0);
-            st.open.clear();
-            let batch = st
-                .agent
-                .answered(&open, response, message.as_deref(), Some(&delivery));
-            session.queue(&mut st, batch);
-        } else if let Some(text) = message {
-            let sole_question = st.open.len() == 1
-                && (st.after == After::Held || proto == MissionProtocol::EveA)
-                && st.pending.is_empty();
-            if sole_question {
-                // A plain message answers the only pending question (or, for a budget
-                // prompt, means "continue").
-                let open = st.open.remove(0);
-                let response = if open.allow_freeform {
-                    json!({"text": text})
-                } else {
-                    json!({"optionId": "continue"})
-                };
-                let batch = st
-                    .agent
-                    .answered(&open, response, Some(&text), Some(&delivery));
-                session.queue(&mut st, batch);
-            } else if active {
-                let ev = st.agent.steer(&text, Some(&delivery));
-                st.pending.push_front(ev);
-                session.wake.notify_one();
-            } else {
-                st.open.clear();
-                let batch = st.agent.reply_turn(&text, Some(&delivery));
-                session.queue(&mut st, batch);
+            Input::Answer {
+                request_id: open.request_id,
+                response,
+                text: message,
+                delivery: delivery.clone(),
             }
-        }
+        } else {
+            Input::Message {
+                text: message.unwrap_or_default(),
+                delivery: delivery.clone(),
+            }
+        };
+        session.apply(&mut st, input);
     }
     let reply = match proto {
         MissionProtocol::EveA => (
@@ -661,15 +944,7 @@ pub async fn end(
     {
         let mut st = session.lock();
         if st.after != After::Ended {
-            if EveSession::turn_active(&st) {
-                st.cancel = true;
-            } else {
-                let ev = st.agent.ended();
-                st.pending.push_back(ev);
-            }
-            st.after = After::Ended;
-            st.open.clear();
-            session.wake.notify_one();
+            session.apply(&mut st, Input::End);
         }
     }
     let body = json!({"ok": true, "sessionId": session.id, "status": "accepted"});

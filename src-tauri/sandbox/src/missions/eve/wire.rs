@@ -70,6 +70,31 @@ pub fn render_event(proto: MissionProtocol, ev: &Ev) -> Rec {
     }
 }
 
+/// A stored line read back: its flags, from what it says.
+pub fn rec_from_line(proto: MissionProtocol, line: &str) -> Rec {
+    let v: Value = serde_json::from_str(line).unwrap_or_default();
+    let (boundary, ended) = if proto == MissionProtocol::Eve27 {
+        let ended = v["facts"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|f| f["type"] == "session.ended"));
+        (ended, ended)
+    } else {
+        let ty = v["type"].as_str().unwrap_or_default();
+        (
+            matches!(
+                ty,
+                "session.waiting" | "session.completed" | "session.failed"
+            ),
+            ty == "session.completed",
+        )
+    };
+    Rec {
+        line: line.to_owned(),
+        boundary,
+        ended,
+    }
+}
+
 fn fact(ty: &str, turn: Option<&Value>, data: Value) -> Value {
     match turn {
         Some(t) if !t.is_null() => json!({"type": ty, "scope": {"turnId": t}, "data": data}),
