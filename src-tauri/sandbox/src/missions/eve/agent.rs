@@ -151,7 +151,7 @@ impl Agent {
         self.ev(kind, Value::Object(m))
     }
 
-    fn begin_turn(&mut self, out: &mut Vec<Ev>) {
+    fn begin_turn(&mut self, out: &mut Vec<Ev>, delivery: Option<&str>) {
         if !self.started {
             self.started = true;
             out.push(self.ev(
@@ -171,7 +171,9 @@ impl Agent {
         self.sequence += 1;
         self.turn_id = self.id("turn");
         self.step = 0;
-        out.push(self.in_turn("turn.started", json!({})));
+        let mut started = self.in_turn("turn.started", json!({}));
+        started.delivery = delivery.map(str::to_owned);
+        out.push(started);
     }
 
     fn received(&self, text: &str, delivery: Option<&str>) -> Ev {
@@ -371,7 +373,7 @@ impl Agent {
     /// The first turn of a session, up to its end or its first hold.
     pub fn first_turn(&mut self, message: &str, delivery: Option<&str>) -> (Vec<Ev>, After) {
         let mut out = Vec::new();
-        self.begin_turn(&mut out);
+        self.begin_turn(&mut out, delivery);
         out.push(self.received(message, delivery));
         self.step_started(&mut out);
         let topic = self.topic();
@@ -561,7 +563,7 @@ impl Agent {
     /// A message while idle: a new turn with a short reply.
     pub fn reply_turn(&mut self, message: &str, delivery: Option<&str>) -> (Vec<Ev>, After) {
         let mut out = Vec::new();
-        self.begin_turn(&mut out);
+        self.begin_turn(&mut out, delivery);
         out.push(self.received(message, delivery));
         self.step_started(&mut out);
         let text = format!(
@@ -586,7 +588,7 @@ impl Agent {
     ) -> (Vec<Ev>, After) {
         let mut out = Vec::new();
         if self.proto == MissionProtocol::EveA {
-            self.begin_turn(&mut out);
+            self.begin_turn(&mut out, delivery);
         }
         if let Some(text) = message {
             out.push(self.received(text, delivery));

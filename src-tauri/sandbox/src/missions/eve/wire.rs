@@ -122,8 +122,10 @@ fn part_id(d: &Value, kind: &str) -> String {
 #[derive(Default)]
 pub struct V27 {
     announced: HashSet<String>,
-    delivery: Option<String>,
+    /// Deliveries the current turn has consumed and not yet settled.
+    deliveries: Vec<String>,
     reply: Option<String>,
+    last_turn: Option<Value>,
 }
 
 /// 27: the line an event becomes, if any (`session.waiting` and `turn.waiting` have
@@ -142,15 +144,20 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
         "session.started" => vec![fact("session.started", None, json!({"runtime": d["runtime"]}))],
         "turn.started" => {
             state.reply = None;
+            let cause = match &ev.delivery {
+                Some(id) => json!({"deliveryId": id}),
+                None => json!({"policy": "sandbox"}),
+            };
+            let follows = state.last_turn.replace(turn.cloned().unwrap_or_default());
             vec![fact(
                 "turn.started",
                 turn,
-                json!({"turnId": turn, "cause": {"turnId": turn}, "follows": null}),
+                json!({"turnId": turn, "cause": cause, "follows": follows}),
             )]
         }
         "message.received" => {
             let id = ev.delivery.clone().unwrap_or_else(|| format!("dlv_{:016x}", random_u64()));
-            state.delivery = Some(id.clone());
+            state.deliveries.push(id.clone());
             vec![
                 fact("delivery.admitted", None, json!({"deliveryId": id})),
                 fact(
@@ -264,7 +271,7 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                 awaiting.push(json!({"interactionId": r["requestId"]}));
             }
             facts.push(fact("turn.paused", turn, json!({"turnId": turn, "awaiting": awaiting})));
-            if let Some(id) = &state.delivery {
+            for id in state.deliveries.drain(..) {
                 facts.push(fact(
                     "delivery.settled",
                     None,
@@ -296,7 +303,7 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                 turn,
                 json!({"turnId": turn, "cause": {"deliveryId": delivery}}),
             ));
-            state.delivery = Some(delivery);
+            state.deliveries.push(delivery);
             facts
         }
         "turn.completed" | "turn.cancelled" => {
@@ -306,7 +313,7 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                 settled["reply"] = json!([p]);
             }
             let mut facts = vec![fact("turn.settled", turn, settled)];
-            if let Some(id) = state.delivery.take() {
+            for id in state.deliveries.drain(..) {
                 facts.push(fact(
                     "delivery.settled",
                     None,
