@@ -33,9 +33,23 @@
 //! - `htmlErrors`: `true` for HTML bodies on 413 and 429 answers;
 //! - `readRefused`: `true` to read a turned-away cite or parse (401, 429) to its end
 //!   before answering, instead of answering from the headers and closing.
+//!
+//! The investigation service's protocol and eve's own faults (see
+//! `crate::missions::eve`):
+//!
+//! - `missionProtocol`: `"legacy"` (default: today's SSE), `"eve-a"`, `"eve-b"` or
+//!   `"eve-27"`, for sessions created from now on (a session keeps its protocol;
+//!   `clear` goes back to the protocol the sandbox started with);
+//! - `leaseSeconds`: eve B and 27 stream responses end after N seconds with the
+//!   lease record (default 60; 0: never);
+//! - `notReady`: the next N eve follow-up POSTs answer `409 session_not_ready`;
+//! - `stream404`: the next N eve stream opens answer `404 Session not found.`.
+//!
+//! `dropStreamAfter`, `cutRandom`, `tinyChunks` and `crlf` apply to eve streams too,
+//! counting records (lines) instead of events.
 
 use crate::auth::{bearer, error, error_with};
-use crate::{EventIds, Failure, ParseShape, Shared};
+use crate::{EventIds, Failure, MissionProtocol, ParseShape, Shared};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -74,6 +88,11 @@ struct FaultRequest {
     html_errors: Option<bool>,
     read_refused: Option<bool>,
     cut_random: Option<CutRandom>,
+    mission_protocol: Option<String>,
+    lease_seconds: Option<u64>,
+    not_ready: Option<u64>,
+    #[serde(rename = "stream404")]
+    stream_404: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -166,6 +185,20 @@ async fn set_faults(
             );
         }
     };
+    let protocol = match req
+        .mission_protocol
+        .as_deref()
+        .map(|n| (n, MissionProtocol::parse(n)))
+    {
+        None => None,
+        Some((_, Some(p))) => Some(p),
+        Some((name, None)) => {
+            return invalid(
+                "missionProtocol",
+                &format!("missionProtocol {name:?} is not one of legacy, eve-a, eve-b, eve-27."),
+            );
+        }
+    };
     if req.silence_after.is_some() && req.silence_ms.is_none() {
         return invalid("silenceAfter", "silenceAfter needs silenceMs.");
     }
@@ -182,6 +215,18 @@ async fn set_faults(
     }
     if let Some(ids) = event_ids {
         f.set_event_ids(ids);
+    }
+    if let Some(p) = protocol {
+        f.set_mission_protocol(p);
+    }
+    if let Some(secs) = req.lease_seconds {
+        f.set_lease_seconds(secs);
+    }
+    if let Some(n) = req.not_ready {
+        f.set_not_ready(n);
+    }
+    if let Some(n) = req.stream_404 {
+        f.set_stream_404(n);
     }
     if let Some(name) = req.completion_event.as_deref() {
         f.set_completion_event(Some(name));

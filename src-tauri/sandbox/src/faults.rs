@@ -27,6 +27,11 @@
 //!   answers at once and the connection closes under a body still being sent, so the
 //!   client may see the close before (or instead of) the answer.
 //!
+//! The investigation service's protocol is chosen here too, at run time
+//! ([`Faults::set_mission_protocol`], [`MissionProtocol`]), with eve's own faults:
+//! [`Faults::set_lease_seconds`], [`Faults::set_not_ready`] and
+//! [`Faults::set_stream_404`].
+//!
 //! [`Faults::set_cut_random`] is a fault for soak tests: stream connections cut at
 //! random points, between events, inside one, or inside a UTF-8 sequence.
 //!
@@ -43,6 +48,67 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
+
+/// Which wire protocol the investigation service speaks to sessions created now
+/// (the `missionProtocol` knob). A session keeps the protocol it was created with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum MissionProtocol {
+    /// Today's SSE vocabulary (`plan`, `search.query`, …): what Casebook's client reads.
+    #[default]
+    #[value(name = "legacy")]
+    Legacy,
+    /// eve's continuation-token generation (stream version 19).
+    #[value(name = "eve-a")]
+    EveA,
+    /// eve's ID-addressed generation with the v26 event vocabulary (stream version 26).
+    #[value(name = "eve-b")]
+    EveB,
+    /// eve's v27 facts: commit and progress lines (stream version 27).
+    #[value(name = "eve-27")]
+    Eve27,
+}
+
+impl MissionProtocol {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "legacy" => Some(Self::Legacy),
+            "eve-a" => Some(Self::EveA),
+            "eve-b" => Some(Self::EveB),
+            "eve-27" => Some(Self::Eve27),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Legacy => "legacy",
+            Self::EveA => "eve-a",
+            Self::EveB => "eve-b",
+            Self::Eve27 => "eve-27",
+        }
+    }
+
+    fn index(self) -> u64 {
+        match self {
+            Self::Legacy => 0,
+            Self::EveA => 1,
+            Self::EveB => 2,
+            Self::Eve27 => 3,
+        }
+    }
+
+    fn from_index(i: u64) -> Self {
+        match i {
+            1 => Self::EveA,
+            2 => Self::EveB,
+            3 => Self::Eve27,
+            _ => Self::Legacy,
+        }
+    }
+}
+
+/// What an eve stream response lasts by default before its lease record.
+pub const DEFAULT_LEASE_SECONDS: u64 = 60;
 
 /// What the Nth request gets instead of its real answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,6 +260,12 @@ struct State_ {
     cut_remaining: AtomicU64,
     cut_rng: Mutex<crate::rng::Rng>,
     cuts_made: AtomicU64,
+    mission_protocol: AtomicU64,
+    default_protocol: AtomicU64,
+    /// The lease plus one; 0 means "not set" (the default lease).
+    lease_seconds_plus_one: AtomicU64,
+    not_ready_remaining: AtomicU64,
+    stream_404_remaining: AtomicU64,
 }
 
 /// A handle on one sandbox's faults; clones share state.
@@ -422,8 +494,71 @@ impl Faults {
         self.0.cuts_made.load(Ordering::SeqCst)
     }
 
+    /// The protocol sessions created from now on speak (`missionProtocol`).
+    pub fn set_mission_protocol(&self, protocol: MissionProtocol) {
+        self.0
+            .mission_protocol
+            .store(protocol.index(), Ordering::SeqCst);
+    }
+
+    pub fn mission_protocol(&self) -> MissionProtocol {
+        MissionProtocol::from_index(self.0.mission_protocol.load(Ordering::SeqCst))
+    }
+
+    /// The protocol the sandbox was started with, which [`Self::clear`] goes back to.
+    pub(crate) fn set_default_protocol(&self, protocol: MissionProtocol) {
+        self.0
+            .default_protocol
+            .store(protocol.index(), Ordering::SeqCst);
+        self.set_mission_protocol(protocol);
+    }
+
+    /// eve streams (B and 27) end after this many seconds with a lease record
+    /// (0: never). Applies to stream responses opened from now on.
+    pub fn set_lease_seconds(&self, secs: u64) {
+        self.0
+            .lease_seconds_plus_one
+            .store(secs.saturating_add(1), Ordering::SeqCst);
+    }
+
+    /// The lease of a stream response opened now; `None`: no lease.
+    pub fn lease(&self) -> Option<Duration> {
+        match self.0.lease_seconds_plus_one.load(Ordering::SeqCst) {
+            0 => Some(Duration::from_secs(DEFAULT_LEASE_SECONDS)),
+            1 => None,
+            n => Some(Duration::from_secs(n - 1)),
+        }
+    }
+
+    /// The next `count` eve follow-up POSTs answer `409 session_not_ready`.
+    pub fn set_not_ready(&self, count: u64) {
+        self.0.not_ready_remaining.store(count, Ordering::SeqCst);
+    }
+
+    /// Takes one of the `session_not_ready` answers still to give.
+    pub fn take_not_ready(&self) -> bool {
+        take_one(&self.0.not_ready_remaining)
+    }
+
+    /// The next `count` eve stream opens answer `404 Session not found.`, as a
+    /// stream opened right after its create may on a real server.
+    pub fn set_stream_404(&self, count: u64) {
+        self.0.stream_404_remaining.store(count, Ordering::SeqCst);
+    }
+
+    /// Takes one of the stream 404s still to give.
+    pub fn take_stream_404(&self) -> bool {
+        take_one(&self.0.stream_404_remaining)
+    }
+
     /// Switches every fault and variant off.
     pub fn clear(&self) {
+        self.set_mission_protocol(MissionProtocol::from_index(
+            self.0.default_protocol.load(Ordering::SeqCst),
+        ));
+        self.0.lease_seconds_plus_one.store(0, Ordering::SeqCst);
+        self.set_not_ready(0);
+        self.set_stream_404(0);
         self.set_latency(Duration::ZERO);
         self.set_drop_stream_after(0);
         self.set_tiny_chunks(false);
@@ -472,6 +607,12 @@ impl Faults {
         }
         out
     }
+}
+
+fn take_one(counter: &AtomicU64) -> bool {
+    counter
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |r| r.checked_sub(1))
+        .is_ok()
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

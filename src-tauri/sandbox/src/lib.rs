@@ -23,7 +23,8 @@ mod ratelimit;
 mod rng;
 mod routes;
 
-pub use faults::{EventIds, Failure, Faults, ParseShape};
+pub use faults::{EventIds, Failure, Faults, MissionProtocol, ParseShape};
+pub use missions::StreamRequest;
 
 /// Pure entry points into the request parsers, for `src-tauri/fuzz`; not an API.
 #[doc(hidden)]
@@ -68,6 +69,10 @@ pub struct SandboxConfig {
     /// The pause before each event when the create request does not say (the
     /// `paceMs` extension); `None` follows [`Pace`].
     pub mission_pace_ms: Option<u64>,
+    /// The wire protocol of the investigation service (`--mission-protocol`): today's
+    /// SSE vocabulary by default, or one of eve's three generations. The
+    /// `missionProtocol` fault switches it at run time for sessions created after.
+    pub mission_protocol: MissionProtocol,
 }
 
 impl Default for SandboxConfig {
@@ -80,6 +85,7 @@ impl Default for SandboxConfig {
             rate_limit: RateLimit::default(),
             mission_events: None,
             mission_pace_ms: None,
+            mission_protocol: MissionProtocol::Legacy,
         }
     }
 }
@@ -129,6 +135,13 @@ impl RunningSandbox {
         &self.faults
     }
 
+    /// The stream requests an eve-mode session has received so far, in order: what
+    /// each asked for (`startIndex`, `includeTailIndex`). Empty for an unknown or
+    /// legacy session.
+    pub fn stream_requests(&self, session_id: &str) -> Vec<StreamRequest> {
+        self.shared.missions.stream_requests(session_id)
+    }
+
     /// Stops serving and waits until the listener is closed.
     pub async fn stop(mut self) {
         self.shared.missions.shutdown();
@@ -161,6 +174,7 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
         std::fs::create_dir_all(dir)?;
     }
     let faults = Faults::default();
+    faults.set_default_protocol(config.mission_protocol);
     let shared = Arc::new(Shared {
         keys: keys.clone(),
         limiter: ratelimit::Limiter::new(config.rate_limit),

@@ -1,6 +1,6 @@
 //! `casebook-sandbox`: serves both services' contract on loopback until stopped.
 
-use casebook_sandbox::{DEMO_KEY, Pace, RateLimit, SandboxConfig};
+use casebook_sandbox::{DEMO_KEY, MissionProtocol, Pace, RateLimit, SandboxConfig};
 use clap::Parser;
 use std::path::PathBuf;
 
@@ -32,6 +32,10 @@ struct Args {
     /// `paceMs` (0-60000); overrides --pace for missions.
     #[arg(long)]
     mission_pace_ms: Option<u64>,
+    /// The investigation service's wire protocol: today's SSE (`legacy`) or one of
+    /// eve's NDJSON generations (`eve-a`, `eve-b`, `eve-27`).
+    #[arg(long, value_enum, default_value_t = MissionProtocol::Legacy)]
+    mission_protocol: MissionProtocol,
 }
 
 #[tokio::main]
@@ -52,6 +56,7 @@ async fn main() -> std::io::Result<()> {
         },
         mission_events: args.mission_events,
         mission_pace_ms: args.mission_pace_ms,
+        mission_protocol: args.mission_protocol,
     })
     .await?;
     if demo {

@@ -2,6 +2,14 @@
 //! its turn. The choices for what the seed leaves open are in `docs/contract.md`
 //! ("Investigation service: the points left open").
 //!
+//! # Protocols
+//!
+//! What is described here is the `legacy` protocol (SSE, this module's own vocabulary),
+//! the default. The `missionProtocol` knob (`--mission-protocol`,
+//! `SandboxConfig::mission_protocol`, the `missionProtocol` fault) switches sessions
+//! created afterwards to eve's HTTP session protocol in one of its three generations
+//! (`eve-a`, `eve-b`, `eve-27`): see [`eve`] and `docs/contract.md` ("eve mode").
+//!
 //! A session plays one turn: a script generated from the objective, budget and a
 //! seed derived from the session id (see [`script`]), appended to the session's log
 //! at the sandbox's [`Pace`]. Streams read that log, so they replay and follow it.
@@ -24,20 +32,23 @@
 //! `--mission-pace-ms` / `--mission-events`), and failing that the sandbox's pace and
 //! a length the mission picks.
 
+mod eve;
 mod message;
 mod script;
 mod session;
 mod stream;
 
+pub use eve::StreamRequest;
+
 use crate::auth::{admit, error, error_with, rate_limited_with};
 use crate::body::read_limited;
-use crate::{Faults, Pace, Shared};
+use crate::{Faults, MissionProtocol, Pace, Shared};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path as UrlPath, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use serde_json::{Value, json};
 use session::{Gaps, Meta, Session, Status};
 use std::collections::HashMap;
@@ -65,6 +76,8 @@ pub(crate) struct Missions {
     /// Set when the sandbox stops, so runners stop writing before another sandbox
     /// may open the same files.
     stop: watch::Sender<bool>,
+    /// Sessions created under an eve `missionProtocol`.
+    eve: eve::EveSessions,
 }
 
 impl Missions {
@@ -86,11 +99,13 @@ impl Missions {
             defaults,
             faults,
             stop: watch::Sender::new(false),
+            eve: eve::EveSessions::default(),
         };
         let Some(dir) = &missions.dir else {
             return Ok(missions);
         };
         std::fs::create_dir_all(dir)?;
+        eve::load_all(dir, &missions.eve, missions.defaults.pace, &missions.stop)?;
         let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
@@ -142,6 +157,11 @@ impl Missions {
 }
 
 impl Missions {
+    /// The stream requests an eve session has received.
+    pub fn stream_requests(&self, id: &str) -> Vec<StreamRequest> {
+        self.eve.stream_requests(id)
+    }
+
     /// Ends open streams and stops the runners; called when the sandbox stops.
     pub fn shutdown(&self) {
         self.stop.send_replace(true);
@@ -156,6 +176,7 @@ impl Drop for Missions {
         for session in self.lock().values() {
             session.lock().file = None;
         }
+        self.eve.close_files();
     }
 }
 
@@ -164,6 +185,89 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/eve/v1/session", post(create))
         .route("/eve/v1/session/{id}/stream", get(stream_session))
         .route("/eve/v1/session/{id}/cancel", post(cancel))
+        .route("/eve/v1/session/{id}", any(follow_up))
+        .route("/eve/v1/session/{id}/end", any(end))
+        .route("/_sandbox/stream-requests", get(stream_requests))
+}
+
+/// True when requests for unknown sessions get eve's answers.
+fn eve_mode(shared: &Shared) -> bool {
+    shared.faults.mission_protocol() != MissionProtocol::Legacy
+}
+
+/// What the router answers a path it does not serve (the legacy service has no
+/// follow-up or end route).
+fn no_such_endpoint(uri: &Uri) -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "not_found",
+        &format!("No such endpoint: {}", uri.path()),
+    )
+}
+
+async fn follow_up(
+    State(shared): State<Arc<Shared>>,
+    UrlPath(id): UrlPath<String>,
+    method: axum::http::Method,
+    headers: HeaderMap,
+    uri: Uri,
+    body: Body,
+) -> Response {
+    match shared.missions.eve.get(&id) {
+        Some(s) if method == axum::http::Method::POST => {
+            eve::follow_up(shared.clone(), s, headers, body).await
+        }
+        None if method == axum::http::Method::POST && eve_mode(&shared) => {
+            match admit(&shared, &headers) {
+                Err(resp) => eve::eveify(resp).await,
+                Ok(_) => eve::session_not_found(),
+            }
+        }
+        _ => no_such_endpoint(&uri),
+    }
+}
+
+async fn end(
+    State(shared): State<Arc<Shared>>,
+    UrlPath(id): UrlPath<String>,
+    method: axum::http::Method,
+    headers: HeaderMap,
+    uri: Uri,
+    body: Body,
+) -> Response {
+    match shared.missions.eve.get(&id) {
+        Some(s) if method == axum::http::Method::POST => {
+            eve::end(shared.clone(), s, headers, body).await
+        }
+        _ => no_such_endpoint(&uri),
+    }
+}
+
+/// `GET /_sandbox/stream-requests?sessionId=…`: what each stream request of an eve
+/// session asked for, in order.
+async fn stream_requests(
+    State(shared): State<Arc<Shared>>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    if let Err(resp) = crate::auth::bearer(&shared, &headers) {
+        return resp;
+    }
+    let id = uri
+        .query()
+        .and_then(|q| {
+            q.split('&')
+                .find_map(|p| p.strip_prefix("sessionId="))
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    let requests: Vec<Value> = shared
+        .missions
+        .stream_requests(&id)
+        .iter()
+        .map(|r| json!({"startIndex": r.start_index, "includeTailIndex": r.include_tail_index}))
+        .collect();
+    axum::Json(json!({"ok": true, "sessionId": id, "requests": requests})).into_response()
 }
 
 fn bad(code: &str, message: &str) -> Response {
@@ -201,6 +305,10 @@ pub fn check_message(text: &str) -> bool {
 }
 
 async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
+    let protocol = shared.faults.mission_protocol();
+    if protocol != MissionProtocol::Legacy {
+        return eve::create(shared.clone(), protocol, headers, body).await;
+    }
     if let Err(resp) = admit(&shared, &headers) {
         return resp;
     }
@@ -335,6 +443,15 @@ async fn stream_session(
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
+    if let Some(s) = shared.missions.eve.get(&id) {
+        return eve::stream(shared.clone(), s, headers, uri).await;
+    }
+    if eve_mode(&shared) && shared.missions.get(&id).is_none() {
+        return match admit(&shared, &headers) {
+            Err(resp) => eve::eveify(resp).await,
+            Ok(_) => eve::session_not_found(),
+        };
+    }
     if let Err(resp) = admit(&shared, &headers) {
         return resp;
     }
@@ -374,6 +491,20 @@ async fn cancel(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
+    if let Some(s) = shared.missions.eve.get(&id) {
+        return eve::cancel(shared.clone(), s, headers, body).await;
+    }
+    if eve_mode(&shared) && shared.missions.get(&id).is_none() {
+        // eve answers a cancel for an unknown session as "nothing to cancel".
+        return match admit(&shared, &headers) {
+            Err(resp) => eve::eveify(resp).await,
+            Ok(_) => (
+                StatusCode::OK,
+                axum::Json(json!({"ok": true, "status": "no_active_turn"})),
+            )
+                .into_response(),
+        };
+    }
     if let Err(resp) = admit(&shared, &headers) {
         return resp;
     }

@@ -187,7 +187,7 @@ impl Gaps {
         }
     }
 
-    fn next(&mut self) -> Duration {
+    pub fn next(&mut self) -> Duration {
         match self {
             Gaps::None => Duration::ZERO,
             Gaps::Fixed(d) => *d,
@@ -354,7 +354,7 @@ pub fn load(path: &Path) -> io::Result<Option<Session>> {
     Ok(Some(session))
 }
 
-fn lock_waiting(file: &File, path: &Path) -> io::Result<()> {
+pub fn lock_waiting(file: &File, path: &Path) -> io::Result<()> {
     let start = std::time::Instant::now();
     loop {
         match file.try_lock() {

@@ -1,0 +1,678 @@
+//! The research agent's turns in eve's v26 event vocabulary (`turn.started`,
+//! `message.appended`, `actions.requested`, …), generation-neutral: the wire module
+//! sends them as they are (A/B) or maps them to v27 facts (27). The few differences
+//! between generations in *what* happens (how a question holds the turn, the
+//! `session.waiting` token) are decided here from the session's protocol.
+//!
+//! Spend: each model step costs a share of what is left under 95% of the budget, so
+//! the sum of `usage.costUsd` never reaches the budget. Once the spend reaches 90% of
+//! it, the turn asks once per session with a `session-limit` request (`continue` /
+//! `stop`).
+
+use crate::MissionProtocol;
+use crate::missions::script::{Rng, phrases};
+use serde_json::{Value, json};
+
+/// Spend never reaches this share of the budget (percent).
+const SPEND_CAP_PERCENT: u64 = 95;
+/// From this share of the budget on (percent), the turn asks whether to go on.
+const LIMIT_PERCENT: u64 = 90;
+const MODEL_ID: &str = "sandbox/research-1";
+
+/// One event of the v26 vocabulary, before it is put on the wire.
+#[derive(Debug, Clone)]
+pub struct Ev {
+    pub kind: &'static str,
+    pub data: Value,
+    /// The delivery (a create or follow-up message, or an answer) this event answers.
+    pub delivery: Option<String>,
+}
+
+/// A request the session is waiting on an answer to.
+#[derive(Debug, Clone)]
+pub struct Open {
+    pub request_id: String,
+    pub kind: &'static str,
+    pub options: Vec<String>,
+    pub allow_freeform: bool,
+}
+
+/// What the session will be once its queued events are out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum After {
+    /// Waiting for the next message (`session.waiting`).
+    Idle,
+    /// B and 27: a turn held open on input (`turn.waiting` / `turn.paused`).
+    Held,
+    /// `session.completed` / `session.ended`.
+    Ended,
+}
+
+pub struct Agent {
+    pub proto: MissionProtocol,
+    rng: Rng,
+    objective: String,
+    phrases: Vec<String>,
+    budget_cents: u64,
+    pub spent_cents: u64,
+    /// Research rounds still to play in the current turn.
+    rounds_left: u64,
+    asked_limit: bool,
+    task_mode: bool,
+    started: bool,
+    pub turn_id: String,
+    pub sequence: u64,
+    step: u64,
+    ids: u64,
+    found: Vec<(String, String)>,
+    claims: Vec<(String, String, String)>,
+}
+
+impl Agent {
+    /// `events`: about how many events the first turn should have (`None`: 3 to 5
+    /// research rounds).
+    pub fn new(
+        proto: MissionProtocol,
+        seed: u64,
+        objective: &str,
+        budget_cents: u64,
+        events: Option<u64>,
+        task_mode: bool,
+    ) -> Self {
+        let mut rng = Rng::new(seed ^ 0x6576_6521);
+        let rounds = match events {
+            Some(n) => (n.saturating_sub(60) / 20).max(1),
+            None => rng.range(3, 5),
+        };
+        let mut phrases = phrases(objective);
+        for fallback in ["the evidence base", "reported outcomes"] {
+            if phrases.len() < 2 {
+                phrases.push(fallback.to_owned());
+            }
+        }
+        Self {
+            proto,
+            rng,
+            objective: objective.split_whitespace().collect::<Vec<_>>().join(" "),
+            phrases,
+            budget_cents,
+            spent_cents: 0,
+            rounds_left: rounds,
+            asked_limit: false,
+            task_mode,
+            started: false,
+            turn_id: String::new(),
+            sequence: 0,
+            step: 0,
+            ids: 0,
+            found: Vec::new(),
+            claims: Vec::new(),
+        }
+    }
+
+    fn id(&mut self, prefix: &str) -> String {
+        self.ids += 1;
+        format!(
+            "{prefix}_{:08x}{:04x}",
+            self.rng.next_u64() as u32,
+            self.ids
+        )
+    }
+
+    fn ev(&self, kind: &'static str, data: Value) -> Ev {
+        Ev {
+            kind,
+            data,
+            delivery: None,
+        }
+    }
+
+    fn turn_fields(&self) -> serde_json::Map<String, Value> {
+        let mut m = serde_json::Map::new();
+        m.insert("turnId".into(), json!(self.turn_id));
+        m.insert("sequence".into(), json!(self.sequence));
+        m
+    }
+
+    fn in_turn(&self, kind: &'static str, extra: Value) -> Ev {
+        let mut m = self.turn_fields();
+        if let Some(obj) = extra.as_object() {
+            m.extend(obj.clone());
+        }
+        self.ev(kind, Value::Object(m))
+    }
+
+    fn in_step(&self, kind: &'static str, extra: Value) -> Ev {
+        let mut m = self.turn_fields();
+        m.insert("stepIndex".into(), json!(self.step));
+        if let Some(obj) = extra.as_object() {
+            m.extend(obj.clone());
+        }
+        self.ev(kind, Value::Object(m))
+    }
+
+    fn begin_turn(&mut self, out: &mut Vec<Ev>, delivery: Option<&str>) {
+        if !self.started {
+            self.started = true;
+            out.push(self.ev(
+                "session.started",
+                json!({"runtime": {
+                    "agentId": "casebook-research",
+                    "agentName": "Casebook research agent",
+                    "eveVersion": match self.proto {
+                        MissionProtocol::EveA => "0.27.9",
+                        MissionProtocol::EveB => "0.82.1",
+                        _ => "1.3.0",
+                    },
+                    "modelId": MODEL_ID,
+                }}),
+            ));
+        }
+        self.sequence += 1;
+        self.turn_id = self.id("turn");
+        self.step = 0;
+        let mut started = self.in_turn("turn.started", json!({}));
+        started.delivery = delivery.map(str::to_owned);
+        out.push(started);
+    }
+
+    fn received(&self, text: &str, delivery: Option<&str>) -> Ev {
+        let mut ev = self.in_turn("message.received", json!({"message": text}));
+        ev.delivery = delivery.map(str::to_owned);
+        ev
+    }
+
+    /// A steering message appended to the running turn.
+    pub fn steer(&self, text: &str, delivery: Option<&str>) -> Ev {
+        self.received(text, delivery)
+    }
+
+    /// Text as deltas of 1 to 12 characters, split at char boundaries.
+    fn deltas(&mut self, text: &str) -> Vec<String> {
+        let chars: Vec<char> = text.chars().collect();
+        let mut out = Vec::new();
+        let mut i = 0;
+        while i < chars.len() {
+            let n = self.rng.range(1, 12) as usize;
+            let end = (i + n).min(chars.len());
+            out.push(chars[i..end].iter().collect());
+            i = end;
+        }
+        out
+    }
+
+    /// An assistant message: deltas then `message.completed`.
+    fn say(&mut self, out: &mut Vec<Ev>, text: &str, finish: &str) {
+        for d in self.deltas(text) {
+            out.push(self.in_step("message.appended", json!({"messageDelta": d})));
+        }
+        out.push(self.in_step(
+            "message.completed",
+            json!({"message": text, "finishReason": finish}),
+        ));
+    }
+
+    fn think(&mut self, out: &mut Vec<Ev>, text: &str) {
+        for d in self.deltas(text) {
+            out.push(self.in_step("reasoning.appended", json!({"reasoningDelta": d})));
+        }
+        out.push(self.in_step("reasoning.completed", json!({"reasoning": text})));
+    }
+
+    fn step_started(&mut self, out: &mut Vec<Ev>) {
+        out.push(self.in_step("step.started", json!({"modelId": MODEL_ID})));
+    }
+
+    /// `step.completed` with this step's usage; its cost is a share of what is left
+    /// under the cap.
+    fn step_completed(&mut self, out: &mut Vec<Ev>, finish: &str) {
+        let cap = self.budget_cents * SPEND_CAP_PERCENT / 100;
+        let share = 0.10 + 0.12 * self.rng.unit();
+        let cost = (cap.saturating_sub(self.spent_cents) as f64 * share) as u64;
+        self.spent_cents += cost;
+        let usage = json!({
+            "inputTokens": self.rng.range(900, 4200),
+            "outputTokens": self.rng.range(80, 700),
+            "cacheReadTokens": self.rng.range(0, 2000),
+            "cacheWriteTokens": self.rng.range(0, 400),
+            "costUsd": cost as f64 / 100.0,
+        });
+        out.push(self.in_step(
+            "step.completed",
+            json!({"finishReason": finish, "usage": usage}),
+        ));
+        self.step += 1;
+    }
+
+    fn topic(&self) -> String {
+        format!("{} and {}", self.phrases[0], self.phrases[1])
+    }
+
+    fn short_objective(&self) -> String {
+        let mut s: String = self.objective.chars().take(90).collect();
+        if self.objective.chars().count() > 90 {
+            s.push('…');
+        }
+        s
+    }
+
+    /// One tool call in its own step: narration, the call, its input, its result.
+    fn call(&mut self, out: &mut Vec<Ev>, narration: &str, tool: &'static str, input: Value) {
+        self.step_started(out);
+        self.say(out, narration, "tool-calls");
+        let call_id = self.id("call");
+        out.push(self.in_step(
+            "actions.requested",
+            json!({"actions": [{"kind": "tool-call", "callId": call_id, "toolName": tool, "input": input}]}),
+        ));
+        let text = input.to_string();
+        let mid = text.len() / 2;
+        let mid = (mid..text.len())
+            .find(|&i| text.is_char_boundary(i))
+            .unwrap_or(text.len());
+        for part in [&text[..mid], &text[mid..]] {
+            out.push(self.in_step(
+                "action.input.appended",
+                json!({"callId": call_id, "toolName": tool, "inputTextDelta": part}),
+            ));
+        }
+        let failed = tool == "read_source" && self.rng.unit() < 0.12;
+        let sources = if tool == "web_search" {
+            let n = self.rng.range(1, 3);
+            let mut v = Vec::new();
+            for _ in 0..n {
+                let s = self.source();
+                v.push(json!({"url": s.0, "title": s.1}));
+                self.found.push(s);
+            }
+            v
+        } else if failed {
+            Vec::new()
+        } else {
+            let url = input["url"].as_str().unwrap_or_default().to_owned();
+            let title = self
+                .found
+                .iter()
+                .find(|(u, _)| *u == url)
+                .map(|(_, t)| t.clone())
+                .unwrap_or_default();
+            vec![json!({"url": url, "title": title})]
+        };
+        let mut result = json!({
+            "kind": "tool-result", "callId": call_id, "toolName": tool,
+            "output": {"sources": sources},
+        });
+        let ev = if failed {
+            result["isError"] = json!(true);
+            self.in_step(
+                "action.result",
+                json!({"status": "failed", "error": {"code": "fetch_failed", "message": "The source did not answer in time."}, "result": result}),
+            )
+        } else {
+            self.in_step(
+                "action.result",
+                json!({"status": "completed", "result": result}),
+            )
+        };
+        out.push(ev);
+        if !failed && tool == "read_source" {
+            let url = input["url"].as_str().unwrap_or_default().to_owned();
+            let title = sources[0]["title"].as_str().unwrap_or_default().to_owned();
+            let claim = self.claim();
+            self.claims.push((claim, title, url));
+        }
+        self.step_completed(out, "tool-calls");
+    }
+
+    fn source(&mut self) -> (String, String) {
+        let a = self.phrases[self.rng.below(self.phrases.len() as u64) as usize].clone();
+        let b = self.phrases[1].clone();
+        let year = self.rng.range(2015, 2025);
+        let n = self.rng.range(10_000, 99_999);
+        let slug: String = format!("{a}-{b}")
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        match self.rng.range(0, 3) {
+            0 => (
+                format!("https://doi.org/10.1016/{slug}.{year}.{n}"),
+                format!("Effects of {a} on {b}: a cohort study ({year})"),
+            ),
+            1 => (
+                format!("https://pubmed.ncbi.nlm.nih.gov/{}/", 30_000_000 + n * 100),
+                format!("{a} and {b}: a systematic review"),
+            ),
+            2 => (
+                format!("https://www.who.int/publications/i/item/{slug}-{year}"),
+                format!("Global report on {a} and {b}, {year}"),
+            ),
+            _ => (
+                format!("https://data.europa.eu/data/datasets/{slug}-{year}"),
+                format!("{a} indicators, {year} release"),
+            ),
+        }
+    }
+
+    fn claim(&mut self) -> String {
+        let a = &self.phrases[0];
+        let b = &self.phrases[1];
+        let p = self.rng.range(4, 38);
+        match self.rng.range(0, 2) {
+            0 => format!("{a} is associated with a {p}% difference in {b}"),
+            1 => format!("the link between {a} and {b} holds after adjustment"),
+            _ => format!("the effect of {a} on {b} is weaker than commonly claimed"),
+        }
+    }
+
+    /// The first turn of a session, up to its end or its first hold.
+    pub fn first_turn(&mut self, message: &str, delivery: Option<&str>) -> (Vec<Ev>, After) {
+        let mut out = Vec::new();
+        self.begin_turn(&mut out, delivery);
+        out.push(self.received(message, delivery));
+        self.step_started(&mut out);
+        let topic = self.topic();
+        self.think(
+            &mut out,
+            &format!("The objective asks about {topic}. I should find reviews first, then primary data, and check each claim against two sources."),
+        );
+        let plan = format!(
+            "## Plan for “{}” 🔎\n\n1. Frame the question and its scope (an état des lieux of {topic}).\n2. Search reviews and official statistics.\n3. Read the most relevant sources and extract findings.\n4. Verify each finding against a second source, then write the report.\n",
+            self.short_objective()
+        );
+        self.say(&mut out, &plan, "tool-calls");
+        self.step_completed(&mut out, "tool-calls");
+        if self.objective.to_lowercase().contains("ambiguous") {
+            let open = self.ask_question(&mut out);
+            let after = self.hold(&mut out, open);
+            return (out, after);
+        }
+        let after = self.rounds_and_report(&mut out);
+        (out, after)
+    }
+
+    fn ask_question(&mut self, out: &mut Vec<Ev>) -> Open {
+        let request_id = self.id("req");
+        let options = [
+            (
+                "recent",
+                "The last five years",
+                "Only sources from 2020 on.",
+            ),
+            ("all", "All years", "Everything the search finds."),
+        ];
+        out.push(self.in_step(
+            "input.requested",
+            json!({"requests": [{
+                "requestId": request_id,
+                "kind": "question",
+                "prompt": "The objective is ambiguous: which period should the investigation cover?",
+                "options": options.iter().map(|(id, label, d)| json!({"id": id, "label": label, "description": d})).collect::<Vec<_>>(),
+                "allowFreeform": true,
+                "display": "select",
+            }]}),
+        ));
+        Open {
+            request_id,
+            kind: "question",
+            options: options.iter().map(|o| o.0.to_owned()).collect(),
+            allow_freeform: true,
+        }
+    }
+
+    fn ask_limit(&mut self, out: &mut Vec<Ev>) -> Open {
+        self.asked_limit = true;
+        let request_id = self.id("req");
+        out.push(self.in_step(
+            "input.requested",
+            json!({"requests": [{
+                "requestId": request_id,
+                "kind": "session-limit",
+                "prompt": format!(
+                    "This mission has spent ${:.2} of its ${:.2} budget. Continue?",
+                    self.spent_cents as f64 / 100.0,
+                    self.budget_cents as f64 / 100.0
+                ),
+                "options": [
+                    {"id": "continue", "label": "Continue", "style": "primary"},
+                    {"id": "stop", "label": "Stop and report", "style": "danger"},
+                ],
+                "allowFreeform": false,
+                "display": "confirmation",
+            }]}),
+        ));
+        Open {
+            request_id,
+            kind: "session-limit",
+            options: vec!["continue".into(), "stop".into()],
+            allow_freeform: false,
+        }
+    }
+
+    /// Holds the turn on `open`: A ends it with `session.waiting` (before eve 0.70),
+    /// B with `turn.waiting {on: "input"}`; 27's `turn.paused` comes with the request.
+    fn hold(&mut self, out: &mut Vec<Ev>, _open: Open) -> After {
+        match self.proto {
+            MissionProtocol::EveA => {
+                out.push(self.in_turn("turn.completed", json!({})));
+                out.push(self.waiting());
+                After::Idle
+            }
+            MissionProtocol::EveB => {
+                out.push(self.in_turn("turn.waiting", json!({"on": "input"})));
+                After::Held
+            }
+            _ => After::Held,
+        }
+    }
+
+    /// The pending hold's request, as it was asked (for the session to record).
+    pub fn last_open(events: &[Ev]) -> Option<Open> {
+        let ev = events.iter().rev().find(|e| e.kind == "input.requested")?;
+        let r = &ev.data["requests"][0];
+        Some(Open {
+            request_id: r["requestId"].as_str()?.to_owned(),
+            kind: if r["kind"] == "session-limit" {
+                "session-limit"
+            } else {
+                "question"
+            },
+            options: r["options"]
+                .as_array()?
+                .iter()
+                .filter_map(|o| o["id"].as_str().map(str::to_owned))
+                .collect(),
+            allow_freeform: r["allowFreeform"].as_bool().unwrap_or(false),
+        })
+    }
+
+    /// `session.waiting`: A's token is filled in when it is appended.
+    fn waiting(&self) -> Ev {
+        self.ev(
+            "session.waiting",
+            json!({"wait": "next-user-message", "continuationToken": ""}),
+        )
+    }
+
+    fn rounds_and_report(&mut self, out: &mut Vec<Ev>) -> After {
+        while self.rounds_left > 0 {
+            self.rounds_left -= 1;
+            let a = self.phrases[self.rng.below(self.phrases.len() as u64) as usize].clone();
+            let query = format!("{a} {} systematic review", self.phrases[1]);
+            self.call(
+                out,
+                &format!("Searching for “{query}”."),
+                "web_search",
+                json!({"query": query}),
+            );
+            if let Some((url, title)) = self.found.last().cloned() {
+                self.call(
+                    out,
+                    &format!("Reading “{title}”."),
+                    "read_source",
+                    json!({"url": url}),
+                );
+            }
+            if !self.asked_limit && self.spent_cents * 100 >= self.budget_cents * LIMIT_PERCENT {
+                let open = self.ask_limit(out);
+                return self.hold(out, open);
+            }
+        }
+        self.report(out)
+    }
+
+    fn report(&mut self, out: &mut Vec<Ev>) -> After {
+        self.step_started(out);
+        let mut text = format!(
+            "# Findings on “{}”\n\n{} sources read; each finding links its source.\n\n",
+            self.topic(),
+            self.claims.len()
+        );
+        for (claim, title, url) in self.claims.iter().take(25) {
+            text.push_str(&format!("- {claim} ([{title}]({url}))\n"));
+        }
+        if self.claims.is_empty() {
+            text.push_str("- No source could be read; the question stays open.\n");
+        }
+        text.push_str(&format!(
+            "\nSpent ${:.2} of the ${:.2} budget — résumé done ✅\n",
+            self.spent_cents as f64 / 100.0,
+            self.budget_cents as f64 / 100.0
+        ));
+        self.say(out, &text, "stop");
+        self.step_completed(out, "stop");
+        self.end_turn(out)
+    }
+
+    fn end_turn(&mut self, out: &mut Vec<Ev>) -> After {
+        out.push(self.in_turn("turn.completed", json!({})));
+        if self.task_mode {
+            out.push(self.ev("session.completed", json!({})));
+            After::Ended
+        } else {
+            out.push(self.waiting());
+            After::Idle
+        }
+    }
+
+    /// A message while idle: a new turn with a short reply.
+    pub fn reply_turn(&mut self, message: &str, delivery: Option<&str>) -> (Vec<Ev>, After) {
+        let mut out = Vec::new();
+        self.begin_turn(&mut out, delivery);
+        out.push(self.received(message, delivery));
+        self.step_started(&mut out);
+        let text = format!(
+            "Noted: “{}”. The findings above still stand; ask for a new angle and I will search again.",
+            message.chars().take(120).collect::<String>()
+        );
+        self.say(&mut out, &text, "stop");
+        self.step_completed(&mut out, "stop");
+        let after = self.end_turn(&mut out);
+        (out, after)
+    }
+
+    /// An answer to `open`: A starts a new turn, B and 27 resume the held one. A
+    /// `message` is the text that answered (a plain message answering the only
+    /// pending question). `response` is `{optionId}` or `{text}`.
+    pub fn answered(
+        &mut self,
+        open: &Open,
+        response: Value,
+        message: Option<&str>,
+        delivery: Option<&str>,
+    ) -> (Vec<Ev>, After) {
+        let mut out = Vec::new();
+        if self.proto == MissionProtocol::EveA {
+            self.begin_turn(&mut out, delivery);
+        }
+        if let Some(text) = message {
+            out.push(self.received(text, delivery));
+        }
+        let mut resolved = self.in_turn(
+            "input.resolved",
+            json!({"stepIndex": self.step, "resolutions": [{
+                "requestId": open.request_id,
+                "kind": open.kind,
+                "outcome": "answered",
+                "response": response,
+            }]}),
+        );
+        resolved.delivery = delivery.map(str::to_owned);
+        out.push(resolved);
+        let stop = open.kind == "session-limit" && response["optionId"] == "stop";
+        let after = if stop {
+            self.rounds_left = 0;
+            self.report(&mut out)
+        } else {
+            self.rounds_and_report(&mut out)
+        };
+        (out, after)
+    }
+
+    /// What a cancel of the current turn emits.
+    pub fn cancelled(&mut self) -> Vec<Ev> {
+        vec![self.in_turn("turn.cancelled", json!({})), self.waiting()]
+    }
+
+    /// What ending the session emits after its last turn.
+    pub fn ended(&self) -> Ev {
+        self.ev("session.completed", json!({}))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn total_cost(events: &[Ev]) -> f64 {
+        events
+            .iter()
+            .filter(|e| e.kind == "step.completed")
+            .map(|e| e.data["usage"]["costUsd"].as_f64().unwrap())
+            .sum()
+    }
+
+    #[test]
+    fn a_long_turn_asks_at_the_limit_and_never_overspends() {
+        let mut a = Agent::new(
+            MissionProtocol::EveB,
+            1,
+            "Urban heat and hospital admissions",
+            2500,
+            Some(600),
+            false,
+        );
+        let (ev, after) = a.first_turn("go", None);
+        assert_eq!(after, After::Held);
+        let open = Agent::last_open(&ev).unwrap();
+        assert_eq!(open.kind, "session-limit");
+        let (more, after) = a.answered(&open, json!({"optionId": "continue"}), None, None);
+        assert_eq!(after, After::Idle);
+        let all: Vec<_> = ev.into_iter().chain(more).collect();
+        assert!(total_cost(&all) < 25.0);
+        assert!(total_cost(&all) >= 22.5);
+    }
+
+    #[test]
+    fn deltas_rebuild_the_message() {
+        let mut a = Agent::new(MissionProtocol::EveA, 3, "Heat", 500, None, false);
+        let (ev, after) = a.first_turn("go", None);
+        assert_eq!(after, After::Idle);
+        let mut text = String::new();
+        for e in &ev {
+            if e.kind == "message.appended" {
+                text.push_str(e.data["messageDelta"].as_str().unwrap());
+            }
+            if e.kind == "message.completed" {
+                assert_eq!(text, e.data["message"].as_str().unwrap());
+                text.clear();
+            }
+        }
+        assert_eq!(ev.last().unwrap().kind, "session.waiting");
+    }
+}

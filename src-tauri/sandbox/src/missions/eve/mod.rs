@@ -1,0 +1,952 @@
+//! The investigation service in eve's HTTP session protocol, behind the
+//! `missionProtocol` knob (`eve-a`, `eve-b`, `eve-27`; the default `legacy` is the
+//! SSE service in the parent module, unchanged). Routes, all under `/eve/v1`:
+//!
+//! - `POST /session` `{message, mode?, paceMs?, events?}` → `202` + `x-eve-session-id`;
+//!   A `{ok, sessionId, continuationToken: "eve:<uuid>"}`, B/27 `{ok, sessionId,
+//!   status: "accepted"}` (a `continuationToken` in the body → 400). `mode: "task"`
+//!   (eve's task mode) ends the session after its first turn (`session.completed`;
+//!   27 `session.ended`); otherwise a session waits for the next message after each turn.
+//! - `GET /session/{id}/stream?startIndex=N&includeTailIndex=1`: NDJSON (see [`wire`]).
+//! - `POST /session/{id}` follow-ups: exactly one of `message` / `inputResponses`; A
+//!   also needs the newest `continuationToken`, B/27 refuse one.
+//! - `POST /session/{id}/cancel` `{turnId?}` and `POST /session/{id}/end` (eve ≥ 0.87:
+//!   cancels a running turn, then ends the session).
+//!
+//! The agent ([`agent`]) asks a question when the objective contains the word
+//! "ambiguous" (any case), and a `session-limit` question once the spend reaches 90%
+//! of the budget. Errors are eve's `{"ok": false, "error": "…", "code"?: "…"}`.
+//!
+//! # Durability
+//!
+//! With a data dir, each eve session is kept in `sessions/<id>.eve.ndjson`: a header
+//! `{"eve": {…}}` (what the agent is made from), then, in the order they happen, one
+//! `{"rec": "<the stored line>" | null}` per event played (null: an event 27 stores
+//! no line for) and one `{"in": {…}}` per input that changed the session (a message,
+//! an answer, a cancel played, an end). The agent is deterministic, so a restart
+//! replays the inputs to rebuild it, keeps the stored lines as they were sent (ids,
+//! times and tokens included), and plays on what the interrupted turn had left.
+
+pub mod agent;
+pub mod wire;
+
+use crate::auth::admit;
+use crate::body::read_limited;
+use crate::missions::session::{Gaps, random_u64};
+use crate::{MissionProtocol, Shared};
+use agent::{After, Agent, Ev, Open};
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::collections::{HashMap, VecDeque};
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use tokio::sync::{Notify, watch};
+
+/// What one stream request asked for, as the session received it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamRequest {
+    /// `startIndex` as sent (`None` when absent).
+    pub start_index: Option<i64>,
+    pub include_tail_index: bool,
+}
+
+/// One stored record: a line of the stream (without its `\n`).
+#[derive(Debug, Clone)]
+pub struct Rec {
+    pub line: String,
+    /// A/B: a turn boundary (`session.waiting`, `session.completed`, `session.failed`).
+    pub boundary: bool,
+    /// The session's last record (`session.completed` / `session.ended`).
+    pub ended: bool,
+}
+
+pub struct St {
+    pub records: Vec<Rec>,
+    /// Events decided and not yet appended, played at the session's pace.
+    pending: VecDeque<Ev>,
+    agent: Agent,
+    /// What the session is once `pending` is out.
+    after: After,
+    /// Requests waiting for an answer.
+    open: Vec<Open>,
+    /// A: the newest continuation token.
+    token: String,
+    cancel: bool,
+    /// `session.completed` has been appended.
+    pub ended_on_wire: bool,
+    v27: wire::V27,
+    /// `sessions/<id>.eve.ndjson`, when sessions are kept.
+    file: Option<File>,
+}
+
+/// What a session's agent is made from: the header of its file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Meta {
+    session_id: String,
+    protocol: String,
+    message: String,
+    objective: String,
+    budget_cents: u64,
+    events: Option<u64>,
+    pace_ms: Option<u64>,
+    task_mode: bool,
+    delivery: String,
+    token: String,
+}
+
+/// Something that changed a session besides its own playing: logged so a restart
+/// can replay it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+enum Input {
+    Message {
+        text: String,
+        delivery: String,
+    },
+    /// A checked answer to the open request `request_id`.
+    #[serde(rename_all = "camelCase")]
+    Answer {
+        request_id: String,
+        response: Value,
+        text: Option<String>,
+        delivery: String,
+    },
+    /// A cancel, as the runner played it.
+    Cancel,
+    End,
+}
+
+impl St {
+    fn fresh(meta: &Meta, proto: MissionProtocol) -> Self {
+        let seed = super::script::seed_from(&meta.session_id);
+        let agent = Agent::new(
+            proto,
+            seed,
+            &meta.objective,
+            meta.budget_cents,
+            meta.events,
+            meta.task_mode,
+        );
+        let mut st = St {
+            records: Vec::new(),
+            pending: VecDeque::new(),
+            agent,
+            after: After::Idle,
+            open: Vec::new(),
+            token: meta.token.clone(),
+            cancel: false,
+            ended_on_wire: false,
+            v27: wire::V27::default(),
+            file: None,
+        };
+        let first = st.agent.first_turn(&meta.message, Some(&meta.delivery));
+        st.queue(first);
+        st
+    }
+
+    fn queue(&mut self, (events, after): (Vec<Ev>, After)) {
+        if let Some(open) = Agent::last_open(&events) {
+            self.open = vec![open];
+        }
+        self.pending.extend(events);
+        self.after = after;
+    }
+
+    fn write(&mut self, line: Value) {
+        if let Some(file) = self.file.as_mut()
+            && let Err(e) = file.write_all(format!("{line}\n").as_bytes())
+        {
+            tracing::warn!("cannot keep an eve session's line: {e}");
+        }
+    }
+
+    /// Applies an input; the same code runs live and on replay.
+    fn apply(&mut self, input: &Input) {
+        match input {
+            Input::Message { text, delivery } => {
+                let sole_question = self.open.len() == 1
+                    && (self.after == After::Held || self.agent.proto == MissionProtocol::EveA)
+                    && self.pending.is_empty();
+                if sole_question {
+                    // A plain message answers the only pending question (or, for a
+                    // budget prompt, means "continue").
+                    let open = self.open.remove(0);
+                    let response = if open.allow_freeform {
+                        json!({"text": text})
+                    } else {
+                        json!({"optionId": "continue"})
+                    };
+                    let batch = self
+                        .agent
+                        .answered(&open, response, Some(text), Some(delivery));
+                    self.queue(batch);
+                } else if EveSession::turn_active(self) {
+                    let ev = self.agent.steer(text, Some(delivery));
+                    self.pending.push_front(ev);
+                } else {
+                    self.open.clear();
+                    let batch = self.agent.reply_turn(text, Some(delivery));
+                    self.queue(batch);
+                }
+            }
+            Input::Answer {
+                request_id,
+                response,
+                text,
+                delivery,
+            } => {
+                let Some(i) = self.open.iter().position(|o| &o.request_id == request_id) else {
+                    return;
+                };
+                let open = self.open.remove(i);
+                self.open.clear();
+                let batch =
+                    self.agent
+                        .answered(&open, response.clone(), text.as_deref(), Some(delivery));
+                self.queue(batch);
+            }
+            Input::Cancel => {
+                self.cancel = false;
+                self.pending.clear();
+                self.open.clear();
+                let evs = self.agent.cancelled();
+                self.pending.extend(evs);
+                if self.after == After::Ended {
+                    let ev = self.agent.ended();
+                    self.pending.push_back(ev);
+                } else {
+                    self.after = After::Idle;
+                }
+            }
+            Input::End => {
+                if self.after != After::Ended {
+                    if EveSession::turn_active(self) {
+                        self.cancel = true;
+                    } else {
+                        let ev = self.agent.ended();
+                        self.pending.push_back(ev);
+                    }
+                    self.after = After::Ended;
+                    self.open.clear();
+                }
+            }
+        }
+    }
+}
+
+pub struct EveSession {
+    pub id: String,
+    pub proto: MissionProtocol,
+    state: Mutex<St>,
+    pub grown: watch::Sender<u64>,
+    wake: Notify,
+    requests: Mutex<Vec<StreamRequest>>,
+}
+
+impl EveSession {
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, St> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Renders and stores one event.
+    fn append(&self, st: &mut St, mut ev: Ev) {
+        if ev.kind == "session.waiting" && self.proto == MissionProtocol::EveA {
+            st.token = new_token();
+            ev.data["continuationToken"] = json!(st.token);
+        }
+        let rec = match self.proto {
+            MissionProtocol::Eve27 => wire::render_v27(&mut st.v27, &ev),
+            _ => Some(wire::render_event(self.proto, &ev)),
+        };
+        if ev.kind == "session.completed" {
+            st.ended_on_wire = true;
+        }
+        st.write(json!({"rec": rec.as_ref().map(|r| r.line.as_str())}));
+        if let Some(rec) = rec {
+            st.records.push(rec);
+            self.grown.send_replace(st.records.len() as u64);
+        }
+    }
+
+    /// True while a turn runs or is held on input (B/27).
+    fn turn_active(st: &St) -> bool {
+        !st.pending.is_empty() || st.after == After::Held
+    }
+
+    /// Applies an input live: logs it and wakes the runner.
+    fn apply(&self, st: &mut St, input: Input) {
+        st.apply(&input);
+        st.write(json!({ "in": input }));
+        self.wake.notify_one();
+    }
+}
+
+fn new_token() -> String {
+    let (a, b) = (random_u64(), random_u64());
+    format!(
+        "eve:{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xfff,
+        0x8000 | (b >> 48) & 0x3fff,
+        b & 0xffff_ffff_ffff
+    )
+}
+
+/// The eve sessions of one sandbox.
+#[derive(Default)]
+pub struct EveSessions(Mutex<HashMap<String, Arc<EveSession>>>);
+
+impl EveSessions {
+    pub fn get(&self, id: &str) -> Option<Arc<EveSession>> {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .cloned()
+    }
+
+    fn insert(&self, s: Arc<EveSession>) {
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(s.id.clone(), s);
+    }
+
+    /// Closes every session's file, releasing its lock for the next sandbox.
+    pub fn close_files(&self) {
+        for s in self.0.lock().unwrap_or_else(|p| p.into_inner()).values() {
+            s.lock().file = None;
+        }
+    }
+
+    pub fn stream_requests(&self, id: &str) -> Vec<StreamRequest> {
+        self.get(id)
+            .map(|s| s.requests.lock().unwrap_or_else(|p| p.into_inner()).clone())
+            .unwrap_or_default()
+    }
+}
+
+/// eve's error body.
+pub fn eve_error(status: StatusCode, error: &str, code: Option<&str>) -> Response {
+    let mut body = json!({"ok": false, "error": error});
+    if let Some(c) = code {
+        body["code"] = json!(c);
+    }
+    (status, axum::Json(body)).into_response()
+}
+
+fn bad(error: &str) -> Response {
+    eve_error(StatusCode::BAD_REQUEST, error, None)
+}
+
+pub fn session_not_found() -> Response {
+    eve_error(StatusCode::NOT_FOUND, "Session not found.", None)
+}
+
+/// A sandbox error (`{"error": {"code", "message"}}`, from auth, rate limits and body
+/// limits) in eve's shape, keeping its status and headers.
+pub async fn eveify(resp: Response) -> Response {
+    let (mut parts, body) = resp.into_parts();
+    let bytes = axum::body::to_bytes(body, 1 << 20)
+        .await
+        .unwrap_or_default();
+    let v: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let error = v["error"]["message"]
+        .as_str()
+        .unwrap_or("The request failed.");
+    let mut out = json!({"ok": false, "error": error});
+    if let Some(code) = v["error"]["code"].as_str() {
+        out["code"] = json!(code);
+    }
+    parts.headers.remove(axum::http::header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(out.to_string()))
+}
+
+async fn json_body(
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<serde_json::Map<String, Value>, Response> {
+    let raw = match read_limited(headers, body).await {
+        Ok(raw) => raw,
+        Err(resp) => return Err(eveify(resp).await),
+    };
+    if raw.iter().all(u8::is_ascii_whitespace) {
+        return Ok(serde_json::Map::new());
+    }
+    match serde_json::from_slice(&raw) {
+        Ok(Value::Object(m)) => Ok(m),
+        Ok(_) => Err(bad("The request body must be a JSON object.")),
+        Err(_) => Err(bad("The request body must be valid JSON.")),
+    }
+}
+
+fn with_session_header(mut resp: Response, id: &str) -> Response {
+    if let Ok(v) = HeaderValue::from_str(id) {
+        resp.headers_mut().insert("x-eve-session-id", v);
+    }
+    resp
+}
+
+/// `POST /eve/v1/session` in an eve protocol.
+pub async fn create(
+    shared: Arc<Shared>,
+    proto: MissionProtocol,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if let Err(resp) = admit(&shared, &headers) {
+        return eveify(resp).await;
+    }
+    let body = match json_body(&headers, body).await {
+        Ok(b) => b,
+        Err(resp) => return resp,
+    };
+    if proto != MissionProtocol::EveA && body.contains_key("continuationToken") {
+        return bad("Session-ID routes do not accept 'continuationToken'.");
+    }
+    let Some(text) = body.get("message").and_then(Value::as_str) else {
+        return bad("Missing 'message': the mission text, as a string.");
+    };
+    let mission = match super::message::parse(text) {
+        Ok(m) => m,
+        Err(e) => {
+            return bad(&format!(
+                "Invalid mission message (line {}): {}",
+                e.line, e.message
+            ));
+        }
+    };
+    let whole = |field: &str, max: u64| -> Result<Option<u64>, Response> {
+        match body.get(field).filter(|v| !v.is_null()) {
+            None => Ok(None),
+            Some(v) => crate::body::whole_number(v)
+                .map(|n| Some(n.min(max)))
+                .ok_or_else(|| bad(&format!("'{field}' must be a non-negative whole number."))),
+        }
+    };
+    let defaults = shared.missions.defaults;
+    let pace_ms = match whole("paceMs", super::MAX_PACE_MS) {
+        Ok(v) => v.or(defaults.pace_ms),
+        Err(r) => return r,
+    };
+    let events = match whole("events", super::script::MAX_EVENTS) {
+        Ok(v) => v
+            .map(|n| n.max(super::script::MIN_EVENTS))
+            .or(defaults.events),
+        Err(r) => return r,
+    };
+    let task_mode = match body.get("mode") {
+        None | Some(Value::Null) => false,
+        Some(Value::String(m)) if m == "conversation" => false,
+        Some(Value::String(m)) if m == "task" => true,
+        Some(_) => return bad("'mode' must be \"conversation\" or \"task\"."),
+    };
+
+    let id = format!("ses_{:016x}", random_u64());
+    let meta = Meta {
+        session_id: id.clone(),
+        protocol: proto.name().to_owned(),
+        message: text.to_owned(),
+        objective: mission.objective,
+        budget_cents: mission.budget_cents,
+        events,
+        pace_ms,
+        task_mode,
+        delivery: format!("dlv_{:016x}", random_u64()),
+        token: new_token(),
+    };
+    let mut st = St::fresh(&meta, proto);
+    if let Some(dir) = &shared.missions.dir {
+        match create_file(dir, &meta) {
+            Ok(f) => st.file = Some(f),
+            Err(e) => {
+                tracing::error!("cannot store session {id}: {e}");
+                return eve_error(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "The sandbox cannot store the session.",
+                    Some("internal"),
+                );
+            }
+        }
+    }
+    let token = st.token.clone();
+    let session = Arc::new(EveSession {
+        id: id.clone(),
+        proto,
+        state: Mutex::new(st),
+        grown: watch::Sender::new(0),
+        wake: Notify::new(),
+        requests: Mutex::new(Vec::new()),
+    });
+    shared.missions.eve.insert(session.clone());
+    spawn_runner(
+        &tokio::runtime::Handle::current(),
+        session,
+        defaults.pace,
+        pace_ms,
+        &shared.missions.stop,
+    );
+    let reply = match proto {
+        MissionProtocol::EveA => json!({"ok": true, "sessionId": id, "continuationToken": token}),
+        _ => json!({"ok": true, "sessionId": id, "status": "accepted"}),
+    };
+    with_session_header(
+        (StatusCode::ACCEPTED, axum::Json(reply)).into_response(),
+        &id,
+    )
+}
+
+fn spawn_runner(
+    runtime: &tokio::runtime::Handle,
+    session: Arc<EveSession>,
+    pace: crate::Pace,
+    pace_ms: Option<u64>,
+    stop: &watch::Sender<bool>,
+) {
+    let gaps = Gaps::new(pace, pace_ms, super::script::seed_from(&session.id));
+    runtime.spawn(run(session, gaps, stop.subscribe()));
+}
+
+fn create_file(dir: &Path, meta: &Meta) -> std::io::Result<File> {
+    let path = dir.join(format!("{}.eve.ndjson", meta.session_id));
+    let mut file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .create_new(true)
+        .open(path)?;
+    file.try_lock().map_err(std::io::Error::other)?;
+    file.write_all(format!("{}\n", json!({ "eve": meta })).as_bytes())?;
+    Ok(file)
+}
+
+/// An eve session read back from its file, with its inputs replayed; `None` when the
+/// file is not one. The file stays open (and locked) for what the session does next.
+pub fn load(path: &Path) -> std::io::Result<Option<EveSession>> {
+    let mut file = OpenOptions::new().read(true).append(true).open(path)?;
+    super::session::lock_waiting(&file, path)?;
+    let mut text = String::new();
+    file.read_to_string(&mut text)?;
+    // A line cut short by a crash is dropped, and cut from the file.
+    let good_len = text.rfind('\n').map_or(0, |i| i + 1);
+    if good_len < text.len() {
+        file.set_len(good_len as u64)?;
+    }
+    let mut lines = text[..good_len].lines();
+    let Some(meta) = lines
+        .next()
+        .and_then(|h| serde_json::from_str::<Value>(h).ok())
+        .and_then(|v| serde_json::from_value::<Meta>(v.get("eve")?.clone()).ok())
+    else {
+        return Ok(None);
+    };
+    let Some(proto) = MissionProtocol::parse(&meta.protocol) else {
+        return Ok(None);
+    };
+    let mut st = St::fresh(&meta, proto);
+    for line in lines {
+        let Ok(v) = serde_json::from_str::<Value>(line) else {
+            break;
+        };
+        if let Some(rec) = v.get("rec") {
+            let Some(ev) = st.pending.pop_front() else {
+                break;
+            };
+            if proto == MissionProtocol::Eve27 {
+                wire::render_v27(&mut st.v27, &ev);
+            }
+            if ev.kind == "session.completed" {
+                st.ended_on_wire = true;
+            }
+            if let Some(line) = rec.as_str() {
+                let rec = wire::rec_from_line(proto, line);
+                if proto == MissionProtocol::EveA && ev.kind == "session.waiting" {
+                    let stored: Value = serde_json::from_str(line).unwrap_or_default();
+                    if let Some(t) = stored["data"]["continuationToken"].as_str() {
+                        st.token = t.to_owned();
+                    }
+                }
+                st.records.push(rec);
+            }
+        } else if let Some(input) = v
+            .get("in")
+            .and_then(|i| serde_json::from_value::<Input>(i.clone()).ok())
+        {
+            st.apply(&input);
+        }
+    }
+    st.file = Some(file);
+    let len = st.records.len() as u64;
+    Ok(Some(EveSession {
+        id: meta.session_id.clone(),
+        proto,
+        state: Mutex::new(st),
+        grown: watch::Sender::new(len),
+        wake: Notify::new(),
+        requests: Mutex::new(Vec::new()),
+    }))
+}
+
+/// Loads the eve sessions kept in `dir` and sets them playing again.
+pub fn load_all(
+    dir: &Path,
+    sessions: &EveSessions,
+    pace: crate::Pace,
+    stop: &watch::Sender<bool>,
+) -> std::io::Result<()> {
+    let mut paths: Vec<_> = std::fs::read_dir(dir)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(".eve.ndjson"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let session = match load(&path) {
+            Ok(Some(s)) => Arc::new(s),
+            Ok(None) => {
+                tracing::warn!("{}: not an eve session, skipped", path.display());
+                continue;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return Err(e),
+            Err(e) => {
+                tracing::warn!("{}: cannot read the session, skipped: {e}", path.display());
+                continue;
+            }
+        };
+        let pace_ms = {
+            let raw = std::fs::read_to_string(&path).unwrap_or_default();
+            raw.lines()
+                .next()
+                .and_then(|h| serde_json::from_str::<Value>(h).ok())
+                .and_then(|v| v["eve"]["paceMs"].as_u64())
+        };
+        sessions.insert(session.clone());
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| {
+            std::io::Error::other("resuming missions needs a running Tokio runtime")
+        })?;
+        spawn_runner(&runtime, session, pace, pace_ms, stop);
+    }
+    Ok(())
+}
+
+/// Plays a session's queued events at its pace, for as long as the sandbox runs.
+async fn run(session: Arc<EveSession>, mut gaps: Gaps, mut stop: watch::Receiver<bool>) {
+    let mut since_yield = 0u32;
+    loop {
+        let (has, appended_kind) = {
+            let st = session.lock();
+            (
+                st.cancel || !st.pending.is_empty(),
+                st.pending.front().map(|e| e.kind),
+            )
+        };
+        if *stop.borrow() {
+            return;
+        }
+        if !has {
+            tokio::select! {
+                _ = session.wake.notified() => {}
+                _ = stop.changed() => {}
+            }
+            continue;
+        }
+        let mut gap = gaps.next();
+        // Deltas come faster than whole events, as a model's tokens do.
+        if appended_kind.is_some_and(|k| k.ends_with(".appended")) {
+            gap /= 8;
+        }
+        if gap.is_zero() {
+            since_yield += 1;
+            if since_yield >= 32 {
+                since_yield = 0;
+                tokio::task::yield_now().await;
+            }
+        } else {
+            tokio::select! {
+                _ = tokio::time::sleep(gap) => {}
+                _ = session.wake.notified() => {}
+                _ = stop.changed() => {}
+            }
+        }
+        let mut st = session.lock();
+        if *stop.borrow() {
+            return;
+        }
+        if st.cancel {
+            session.apply(&mut st, Input::Cancel);
+        }
+        if let Some(ev) = st.pending.pop_front() {
+            session.append(&mut st, ev);
+        }
+    }
+}
+
+fn query_param<'a>(uri: &'a Uri, name: &str) -> Option<&'a str> {
+    uri.query()?.split('&').find_map(|pair| {
+        let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
+        (k == name).then_some(v)
+    })
+}
+
+/// `GET /eve/v1/session/{id}/stream` for an eve session.
+pub async fn stream(
+    shared: Arc<Shared>,
+    session: Arc<EveSession>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    if let Err(resp) = admit(&shared, &headers) {
+        return eveify(resp).await;
+    }
+    let start_index = match query_param(&uri, "startIndex") {
+        None | Some("") => None,
+        Some(v) => {
+            let digits = v.strip_prefix('-').unwrap_or(v);
+            match (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| v.parse::<i64>().ok())
+                .flatten()
+            {
+                Some(n) => Some(n),
+                None => return bad("Expected startIndex to be an integer."),
+            }
+        }
+    };
+    let include_tail_index = matches!(query_param(&uri, "includeTailIndex"), Some("1" | "true"));
+    session
+        .requests
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(StreamRequest {
+            start_index,
+            include_tail_index,
+        });
+    let faults = &shared.faults;
+    if faults.take_stream_404() {
+        return session_not_found();
+    }
+    let len = session.lock().records.len() as i64;
+    let wanted = start_index.unwrap_or(0);
+    let mut start = if wanted < 0 {
+        (len + wanted).max(0)
+    } else {
+        wanted
+    };
+    let mut position = None;
+    if session.proto == MissionProtocol::Eve27 && start > len {
+        start = len;
+        position = Some(len as usize);
+    }
+    let tail = include_tail_index.then_some(len - 1);
+    wire::response(
+        session,
+        usize::try_from(start).unwrap_or(usize::MAX),
+        tail,
+        position,
+        faults.clone(),
+        shared.missions.stop.subscribe(),
+    )
+}
+
+/// An input response, checked against the open request it answers.
+fn check_answer(open: &[Open], r: &Value) -> Result<(Open, Value), String> {
+    let Some(request_id) = r.get("requestId").and_then(Value::as_str) else {
+        return Err("Each input response needs a 'requestId' string.".into());
+    };
+    let Some(o) = open.iter().find(|o| o.request_id == request_id) else {
+        return Err(format!(
+            "No pending input request has the id {request_id:?}."
+        ));
+    };
+    match (
+        r.get("optionId").and_then(Value::as_str),
+        r.get("text").and_then(Value::as_str),
+    ) {
+        (Some(opt), None) if o.options.iter().any(|x| x == opt) => {
+            Ok((o.clone(), json!({"optionId": opt})))
+        }
+        (Some(opt), None) => Err(format!(
+            "The option {opt:?} is not one of request {request_id:?}'s options."
+        )),
+        (None, Some(text)) if o.allow_freeform => Ok((o.clone(), json!({"text": text}))),
+        (None, Some(_)) => Err(format!(
+            "Request {request_id:?} does not accept free-form text."
+        )),
+        _ => Err("Each input response needs exactly one of 'optionId' or 'text'.".into()),
+    }
+}
+
+/// `POST /eve/v1/session/{id}` for an eve session.
+pub async fn follow_up(
+    shared: Arc<Shared>,
+    session: Arc<EveSession>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if let Err(resp) = admit(&shared, &headers) {
+        return eveify(resp).await;
+    }
+    let body = match json_body(&headers, body).await {
+        Ok(b) => b,
+        Err(resp) => return resp,
+    };
+    let proto = session.proto;
+    let token = body.get("continuationToken");
+    if proto != MissionProtocol::EveA && token.is_some() {
+        return bad("Session-ID routes do not accept 'continuationToken'.");
+    }
+    let message = match body.get("message") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(_) => return bad("'message' must be a string."),
+    };
+    let responses = match body.get("inputResponses") {
+        None | Some(Value::Null) => None,
+        Some(Value::Array(a)) if !a.is_empty() => Some(a.clone()),
+        Some(_) => return bad("'inputResponses' must be a non-empty array."),
+    };
+    match (&message, &responses) {
+        (Some(_), Some(_)) if proto != MissionProtocol::EveA => {
+            return bad("'message' and 'inputResponses' are mutually exclusive.");
+        }
+        (None, None) => return bad("Send 'message' or 'inputResponses'."),
+        _ => {}
+    }
+    if proto == MissionProtocol::EveA {
+        match token.and_then(Value::as_str) {
+            None | Some("") => return bad("Missing or empty 'continuationToken' field."),
+            Some(t) if t != session.lock().token => {
+                return bad(
+                    "The 'continuationToken' is not the session's newest: use the one from the latest session.waiting (or the create response before any).",
+                );
+            }
+            Some(_) => {}
+        }
+    }
+    if shared.faults.take_not_ready() {
+        return eve_error(
+            StatusCode::CONFLICT,
+            "The session is not ready for a follow-up yet; retry shortly.",
+            Some("session_not_ready"),
+        );
+    }
+    let delivery = format!("dlv_{:016x}", random_u64());
+    {
+        let mut st = session.lock();
+        if st.after == After::Ended {
+            return eve_error(
+                StatusCode::CONFLICT,
+                "The session has ended and takes no more messages.",
+                Some("session_not_active"),
+            );
+        }
+        let input = if let Some(responses) = responses {
+            let mut answers = Vec::new();
+            for r in &responses {
+                match check_answer(&st.open, r) {
+                    Ok(a) => answers.push(a),
+                    Err(e) => return bad(&e),
+                }
+            }
+            // One request is open at a time in this sandbox.
+            let (open, response) = answers.swap_remove(0);
+            Input::Answer {
+                request_id: open.request_id,
+                response,
+                text: message,
+                delivery: delivery.clone(),
+            }
+        } else {
+            Input::Message {
+                text: message.unwrap_or_default(),
+                delivery: delivery.clone(),
+            }
+        };
+        session.apply(&mut st, input);
+    }
+    let reply = match proto {
+        MissionProtocol::EveA => (
+            StatusCode::OK,
+            axum::Json(json!({"ok": true, "sessionId": session.id})),
+        ),
+        _ => (
+            StatusCode::ACCEPTED,
+            axum::Json(
+                json!({"ok": true, "sessionId": session.id, "status": "accepted", "deliveryId": delivery}),
+            ),
+        ),
+    };
+    with_session_header(reply.into_response(), &session.id)
+}
+
+/// `POST /eve/v1/session/{id}/cancel` for an eve session.
+pub async fn cancel(
+    shared: Arc<Shared>,
+    session: Arc<EveSession>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if let Err(resp) = admit(&shared, &headers) {
+        return eveify(resp).await;
+    }
+    let body = match json_body(&headers, body).await {
+        Ok(b) => b,
+        Err(resp) => return resp,
+    };
+    if session.proto != MissionProtocol::EveA && body.contains_key("continuationToken") {
+        return bad("Session-ID routes do not accept 'continuationToken'.");
+    }
+    let guard = match body.get("turnId") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(t)) if !t.is_empty() => Some(t.clone()),
+        Some(_) => return bad("'turnId' must be a non-empty string."),
+    };
+    let accepted = {
+        let mut st = session.lock();
+        let active = EveSession::turn_active(&st) && st.after != After::Ended;
+        // A stale guard is a benign no-op.
+        let current = guard.as_deref().is_none_or(|t| t == st.agent.turn_id);
+        if active && current {
+            st.cancel = true;
+            session.wake.notify_one();
+        }
+        active
+    };
+    if accepted || session.proto == MissionProtocol::EveA {
+        let body = json!({"ok": true, "sessionId": session.id, "status": "accepted"});
+        (StatusCode::ACCEPTED, axum::Json(body)).into_response()
+    } else {
+        (
+            StatusCode::OK,
+            axum::Json(json!({"ok": true, "status": "no_active_turn"})),
+        )
+            .into_response()
+    }
+}
+
+/// `POST /eve/v1/session/{id}/end`: cancels a running turn, then ends the session.
+pub async fn end(
+    shared: Arc<Shared>,
+    session: Arc<EveSession>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    if let Err(resp) = admit(&shared, &headers) {
+        return eveify(resp).await;
+    }
+    if let Err(resp) = json_body(&headers, body).await {
+        return resp;
+    }
+    {
+        let mut st = session.lock();
+        if st.after != After::Ended {
+            session.apply(&mut st, Input::End);
+        }
+    }
+    let body = json!({"ok": true, "sessionId": session.id, "status": "accepted"});
+    (StatusCode::ACCEPTED, axum::Json(body)).into_response()
+}

@@ -1,0 +1,549 @@
+//! eve's wire: events rendered as stored records (A/B: one event object a line; 27:
+//! commit and progress lines of v27 facts), and the NDJSON stream response.
+
+use super::agent::Ev;
+use super::{EveSession, Rec};
+use crate::faults::Cut;
+use crate::missions::session::{now_ms, random_u64, rfc3339};
+use crate::{Faults, MissionProtocol};
+use axum::body::Body;
+use axum::http::{HeaderValue, header};
+use axum::response::Response;
+use bytes::Bytes;
+use serde_json::{Value, json};
+use std::collections::{HashSet, VecDeque};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// Silence before a heartbeat.
+const HEARTBEAT: Duration = Duration::from_secs(10);
+const BATCH: usize = 256;
+const CUT_AFTER: Duration = Duration::from_millis(20);
+
+pub fn stream_version(proto: MissionProtocol) -> &'static str {
+    match proto {
+        MissionProtocol::EveA => "19",
+        MissionProtocol::EveB => "26",
+        _ => "27",
+    }
+}
+
+/// `evt_` and 26 Crockford base-32 characters: 10 of time, 16 of randomness, like a ULID.
+pub fn event_id() -> String {
+    const ALPHABET: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let mut out = String::from("evt_");
+    let ms = now_ms();
+    for i in (0..10).rev() {
+        out.push(ALPHABET[((ms >> (i * 5)) & 31) as usize] as char);
+    }
+    let (a, b) = (random_u64(), random_u64());
+    for i in 0..16 {
+        let bits = if i < 8 {
+            a >> (i * 5)
+        } else {
+            b >> ((i - 8) * 5)
+        };
+        out.push(ALPHABET[(bits & 31) as usize] as char);
+    }
+    out
+}
+
+/// A/B: one event object.
+pub fn render_event(proto: MissionProtocol, ev: &Ev) -> Rec {
+    let mut meta = json!({"at": rfc3339(now_ms())});
+    if proto == MissionProtocol::EveB {
+        meta["id"] = json!(event_id());
+    }
+    if let Some(d) = &ev.delivery {
+        meta["deliveryIds"] = json!([d]);
+    }
+    let line = json!({"type": ev.kind, "data": ev.data, "meta": meta}).to_string();
+    Rec {
+        line,
+        boundary: matches!(
+            ev.kind,
+            "session.waiting" | "session.completed" | "session.failed"
+        ),
+        ended: ev.kind == "session.completed",
+    }
+}
+
+/// A stored line read back: its flags, from what it says.
+pub fn rec_from_line(proto: MissionProtocol, line: &str) -> Rec {
+    let v: Value = serde_json::from_str(line).unwrap_or_default();
+    let (boundary, ended) = if proto == MissionProtocol::Eve27 {
+        let ended = v["facts"]
+            .as_array()
+            .is_some_and(|f| f.iter().any(|f| f["type"] == "session.ended"));
+        (ended, ended)
+    } else {
+        let ty = v["type"].as_str().unwrap_or_default();
+        (
+            matches!(
+                ty,
+                "session.waiting" | "session.completed" | "session.failed"
+            ),
+            ty == "session.completed",
+        )
+    };
+    Rec {
+        line: line.to_owned(),
+        boundary,
+        ended,
+    }
+}
+
+fn fact(ty: &str, turn: Option<&Value>, data: Value) -> Value {
+    match turn {
+        Some(t) if !t.is_null() => json!({"type": ty, "scope": {"turnId": t}, "data": data}),
+        _ => json!({"type": ty, "data": data}),
+    }
+}
+
+fn run_id(d: &Value) -> String {
+    format!(
+        "run_{}_{}",
+        d["turnId"]
+            .as_str()
+            .unwrap_or("x")
+            .trim_start_matches("turn_"),
+        d["stepIndex"].as_u64().unwrap_or(0)
+    )
+}
+
+fn part_id(d: &Value, kind: &str) -> String {
+    format!("part_{}_{kind}", run_id(d).trim_start_matches("run_"))
+}
+
+/// What 27 needs to remember between lines: which parts and calls were announced,
+/// the delivery a turn serves, and its reply part.
+#[derive(Default)]
+pub struct V27 {
+    announced: HashSet<String>,
+    /// Deliveries the current turn has consumed and not yet settled.
+    deliveries: Vec<String>,
+    reply: Option<String>,
+    last_turn: Option<Value>,
+}
+
+/// 27: the line an event becomes, if any (`session.waiting` and `turn.waiting` have
+/// none: a paused turn says so with the request, a settled one with `turn.settled`).
+pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
+    let d = &ev.data;
+    let turn = d.get("turnId");
+    let progress = |ty: &str, data: Value| {
+        Some(Rec {
+            line: json!({"progress": fact(ty, turn, data)}).to_string(),
+            boundary: false,
+            ended: false,
+        })
+    };
+    let facts: Vec<Value> = match ev.kind {
+        "session.started" => vec![fact("session.started", None, json!({"runtime": d["runtime"]}))],
+        "turn.started" => {
+            state.reply = None;
+            let cause = match &ev.delivery {
+                Some(id) => json!({"deliveryId": id}),
+                None => json!({"policy": "sandbox"}),
+            };
+            let follows = state.last_turn.replace(turn.cloned().unwrap_or_default());
+            vec![fact(
+                "turn.started",
+                turn,
+                json!({"turnId": turn, "cause": cause, "follows": follows}),
+            )]
+        }
+        "message.received" => {
+            let id = ev.delivery.clone().unwrap_or_else(|| format!("dlv_{:016x}", random_u64()));
+            state.deliveries.push(id.clone());
+            vec![
+                fact("delivery.admitted", None, json!({"deliveryId": id})),
+                fact(
+                    "delivery.consumed",
+                    turn,
+                    json!({"deliveryId": id, "turnId": turn, "parts": [{"kind": "text", "text": d["message"]}]}),
+                ),
+            ]
+        }
+        "step.started" => {
+            let run = run_id(d);
+            vec![
+                fact("model.requested", turn, json!({"runId": run, "owner": {"turnId": turn}})),
+                fact("model.started", turn, json!({"runId": run, "modelId": d["modelId"]})),
+            ]
+        }
+        "reasoning.appended" | "message.appended" => {
+            let (kind, field) = if ev.kind == "message.appended" {
+                ("text", "messageDelta")
+            } else {
+                ("reasoning", "reasoningDelta")
+            };
+            let part = part_id(d, kind);
+            let mut data = json!({"partId": part, "delta": d[field]});
+            if state.announced.insert(part) {
+                data["kind"] = json!(kind);
+            }
+            return progress("content.delta", data);
+        }
+        "reasoning.completed" | "message.completed" => {
+            let (kind, value) = if ev.kind == "message.completed" {
+                ("text", &d["message"])
+            } else {
+                ("reasoning", &d["reasoning"])
+            };
+            let part = part_id(d, kind);
+            let phase = if kind == "text" && d["finishReason"] == "stop" {
+                state.reply = Some(part.clone());
+                "reply"
+            } else {
+                "narration"
+            };
+            vec![fact(
+                "content.completed",
+                turn,
+                json!({"partId": part, "runId": run_id(d), "kind": kind, "value": value, "phase": phase}),
+            )]
+        }
+        "actions.requested" => d["actions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|a| {
+                fact(
+                    "call.requested",
+                    turn,
+                    json!({"callId": a["callId"], "owner": {"runId": run_id(d)},
+                           "capability": {"kind": "tool", "name": a["toolName"]}, "input": a["input"]}),
+                )
+            })
+            .collect(),
+        "action.input.appended" => {
+            let call = d["callId"].as_str().unwrap_or_default().to_owned();
+            let mut data = json!({"callId": call, "delta": d["inputTextDelta"]});
+            if state.announced.insert(call) {
+                data["name"] = d["toolName"].clone();
+            }
+            return progress("call.input", data);
+        }
+        "action.result" => {
+            let r = &d["result"];
+            let mut settled = json!({"callId": r["callId"], "outcome": d["status"], "output": r["output"]});
+            if let Some(e) = d.get("error") {
+                settled["error"] = e.clone();
+            }
+            vec![
+                fact("call.started", turn, json!({"callId": r["callId"]})),
+                fact("call.settled", turn, settled),
+            ]
+        }
+        "step.completed" => {
+            let run = run_id(d);
+            vec![
+                fact(
+                    "model.settled",
+                    turn,
+                    json!({"runId": run, "outcome": "completed", "finishReason": d["finishReason"]}),
+                ),
+                fact(
+                    "usage.recorded",
+                    turn,
+                    json!({"owner": {"runId": run}, "kind": "model", "usage": d["usage"]}),
+                ),
+            ]
+        }
+        "input.requested" => {
+            let mut facts = Vec::new();
+            let mut awaiting = Vec::new();
+            for r in d["requests"].as_array().into_iter().flatten() {
+                let kind = if r["kind"] == "session-limit" { "budget" } else { "question" };
+                let mut request = json!({"kind": kind, "prompt": r["prompt"], "options": r["options"],
+                                         "allowFreeform": r["allowFreeform"], "display": r["display"]});
+                if r["allowFreeform"].is_null() {
+                    request["allowFreeform"] = json!(false);
+                }
+                facts.push(fact(
+                    "interaction.opened",
+                    turn,
+                    json!({"interactionId": r["requestId"], "subject": {"turnId": turn}, "request": request}),
+                ));
+                awaiting.push(json!({"interactionId": r["requestId"]}));
+            }
+            facts.push(fact("turn.paused", turn, json!({"turnId": turn, "awaiting": awaiting})));
+            for id in state.deliveries.drain(..) {
+                facts.push(fact(
+                    "delivery.settled",
+                    None,
+                    json!({"deliveryId": id, "outcome": "awaiting-input", "turnId": turn}),
+                ));
+            }
+            facts
+        }
+        "input.resolved" => {
+            let delivery = ev.delivery.clone().unwrap_or_else(|| format!("dlv_{:016x}", random_u64()));
+            let mut facts = Vec::new();
+            for r in d["resolutions"].as_array().into_iter().flatten() {
+                let response_id = format!("rsp_{:016x}", random_u64());
+                facts.push(fact(
+                    "response.submitted",
+                    turn,
+                    json!({"responseId": response_id, "interactionId": r["requestId"],
+                           "deliveryId": delivery, "value": r["response"]}),
+                ));
+                facts.push(fact(
+                    "interaction.settled",
+                    turn,
+                    json!({"interactionId": r["requestId"], "outcome": "answered",
+                           "cause": {"responseId": response_id}, "response": r["response"]}),
+                ));
+            }
+            facts.push(fact(
+                "turn.resumed",
+                turn,
+                json!({"turnId": turn, "cause": {"deliveryId": delivery}}),
+            ));
+            state.deliveries.push(delivery);
+            facts
+        }
+        "turn.completed" | "turn.cancelled" => {
+            let outcome = if ev.kind == "turn.completed" { "completed" } else { "cancelled" };
+            let mut settled = json!({"turnId": turn, "outcome": outcome});
+            if let (Some(p), "completed") = (&state.reply, outcome) {
+                settled["reply"] = json!([p]);
+            }
+            let mut facts = vec![fact("turn.settled", turn, settled)];
+            for id in state.deliveries.drain(..) {
+                facts.push(fact(
+                    "delivery.settled",
+                    None,
+                    json!({"deliveryId": id, "outcome": "handled", "turnId": turn}),
+                ));
+            }
+            facts
+        }
+        "session.completed" => {
+            vec![fact("session.ended", None, json!({"outcome": "completed"}))]
+        }
+        _ => return None,
+    };
+    let ended = ev.kind == "session.completed";
+    Some(Rec {
+        line: json!({"at": rfc3339(now_ms()), "facts": facts}).to_string(),
+        boundary: ended,
+        ended,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    No,
+    Clean,
+    Cut,
+}
+
+struct Streamer {
+    session: Arc<EveSession>,
+    grown: watch::Receiver<u64>,
+    next: usize,
+    pending: VecDeque<Bytes>,
+    sent: u64,
+    drop_after: Option<u64>,
+    cut: Option<Cut>,
+    faults: Faults,
+    end: End,
+    stop: watch::Receiver<bool>,
+    lease_until: Option<Instant>,
+    last_write: Instant,
+}
+
+impl Streamer {
+    fn proto(&self) -> MissionProtocol {
+        self.session.proto
+    }
+
+    fn push(&mut self, line: String) {
+        self.pending.extend(self.faults.shape_frame(line));
+        self.last_write = Instant::now();
+    }
+
+    fn transport(&mut self, record: Value) {
+        self.push(format!("{record}\n"));
+    }
+
+    fn heartbeat(&mut self) {
+        if self.proto() == MissionProtocol::Eve27 {
+            self.transport(json!({"$eve": "heartbeat"}));
+        } else {
+            self.push("\n".to_owned());
+        }
+    }
+
+    fn lease_ended(&mut self) {
+        let record = if self.proto() == MissionProtocol::Eve27 {
+            json!({"$eve": "stream.lease-ended"})
+        } else {
+            json!({"$eve": "stream.lease-ended", "version": 1})
+        };
+        self.transport(record);
+        self.end = End::Clean;
+    }
+}
+
+/// Streams `session` from position `start` (already resolved against the tail).
+pub fn response(
+    session: Arc<EveSession>,
+    start: usize,
+    tail: Option<i64>,
+    position: Option<usize>,
+    faults: Faults,
+    stop: watch::Receiver<bool>,
+) -> Response {
+    let proto = session.proto;
+    let lease = match proto {
+        MissionProtocol::EveA => None,
+        _ => faults.lease(),
+    };
+    let mut s = Streamer {
+        grown: session.grown.subscribe(),
+        session: session.clone(),
+        next: start,
+        pending: VecDeque::new(),
+        sent: 0,
+        drop_after: faults.drop_stream_after(),
+        cut: faults.take_cut(),
+        faults,
+        end: End::No,
+        stop,
+        lease_until: lease.map(|l| Instant::now() + l),
+        last_write: Instant::now(),
+    };
+    s.push("\n".to_owned());
+    if proto == MissionProtocol::Eve27 {
+        s.transport(json!({"$eve": "heartbeat"}));
+        if let Some(next) = position {
+            s.transport(json!({"$eve": "position", "next": next}));
+        }
+    }
+    let body = Body::from_stream(futures_util::stream::unfold(s, step));
+    let mut resp = Response::new(body);
+    let h = resp.headers_mut();
+    h.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/x-ndjson; charset=utf-8"),
+    );
+    h.insert(
+        header::CACHE_CONTROL,
+        HeaderValue::from_static("no-store, no-transform"),
+    );
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    h.insert("x-eve-stream-format", HeaderValue::from_static("ndjson"));
+    h.insert(
+        "x-eve-stream-version",
+        HeaderValue::from_static(stream_version(proto)),
+    );
+    if let Ok(v) = HeaderValue::from_str(&session.id) {
+        h.insert("x-eve-session-id", v);
+    }
+    if let Some(t) = tail {
+        h.insert("x-eve-stream-tail-index", HeaderValue::from(t));
+    }
+    resp
+}
+
+async fn step(mut s: Streamer) -> Option<(Result<Bytes, std::io::Error>, Streamer)> {
+    loop {
+        if let Some(chunk) = s.pending.pop_front() {
+            return Some((Ok(chunk), s));
+        }
+        match s.end {
+            End::Clean => return None,
+            End::Cut => {
+                tokio::time::sleep(CUT_AFTER).await;
+                s.end = End::Clean;
+                let cut = std::io::Error::new(
+                    std::io::ErrorKind::ConnectionAborted,
+                    "injected fault: event stream dropped",
+                );
+                return Some((Err(cut), s));
+            }
+            End::No => {}
+        }
+        if *s.stop.borrow() {
+            return None;
+        }
+        if s.lease_until.is_some_and(|t| Instant::now() >= t) {
+            s.lease_ended();
+            continue;
+        }
+        s.grown.borrow_and_update();
+        let (batch, len, ended) = {
+            let st = s.session.lock();
+            let from = s.next.min(st.records.len());
+            let to = (from + BATCH).min(st.records.len());
+            (
+                st.records[from..to].to_vec(),
+                st.records.len(),
+                st.ended_on_wire,
+            )
+        };
+        if !batch.is_empty() {
+            for rec in &batch {
+                let line = format!("{}\n", rec.line);
+                if let Some(cut) = s.cut.filter(|c| c.after_events == s.sent) {
+                    let bytes: Vec<u8> = s.faults.shape_frame(line).concat();
+                    let at = cut.offset(&bytes);
+                    if at > 0 {
+                        s.pending.push_back(Bytes::copy_from_slice(&bytes[..at]));
+                    }
+                    s.end = End::Cut;
+                    s.faults.count_cut();
+                    break;
+                }
+                s.push(line);
+                s.next += 1;
+                s.sent += 1;
+                let caught_up = s.next >= len;
+                if caught_up && rec.ended && s.proto() == MissionProtocol::Eve27 {
+                    s.transport(json!({"$eve": "stream.ended"}));
+                    s.end = End::Clean;
+                    break;
+                }
+                if caught_up && rec.boundary && s.proto() == MissionProtocol::EveA {
+                    s.end = End::Clean;
+                    break;
+                }
+                if s.drop_after == Some(s.sent) {
+                    s.end = End::Cut;
+                    break;
+                }
+            }
+            continue;
+        }
+        if ended && s.next >= len {
+            // Nothing more will come.
+            if s.proto() == MissionProtocol::Eve27 {
+                s.transport(json!({"$eve": "stream.ended"}));
+            }
+            s.end = End::Clean;
+            continue;
+        }
+        let heartbeat_at = s.last_write + HEARTBEAT;
+        let wake_at = match s.lease_until {
+            Some(l) if l < heartbeat_at => l,
+            _ => heartbeat_at,
+        };
+        let mut stop = s.stop.clone();
+        tokio::select! {
+            changed = s.grown.changed() => if changed.is_err() { s.end = End::Clean },
+            _ = tokio::time::sleep_until(wake_at) => {
+                if s.lease_until.is_some_and(|t| Instant::now() >= t) {
+                    s.lease_ended();
+                } else {
+                    s.heartbeat();
+                }
+            }
+            _ = stop.wait_for(|stopped| *stopped) => return None,
+        }
+    }
+}
