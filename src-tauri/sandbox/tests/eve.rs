@@ -653,7 +653,7 @@ async fn a_ambiguous_objective_asks_and_holds_the_turn_then_answers_carry_it_on(
 async fn a_long_mission_asks_at_the_budget_limit() {
     for proto in ALL {
         let sb = sandbox(proto).await;
-        let (id, _) = create_with(&sb, json!({"message": MESSAGE, "events": 600})).await;
+        let (id, _) = create_with(&sb, json!({"message": MESSAGE, "events": 1000})).await;
         settle().await;
         let r = read(&sb, &id, "").await;
         let (request_id, spent): (String, f64) = if proto == MissionProtocol::Eve27 {

@@ -637,6 +637,7 @@ pub fn load_all(
 /// Plays a session's queued events at its pace, for as long as the sandbox runs.
 async fn run(session: Arc<EveSession>, mut gaps: Gaps, mut stop: watch::Receiver<bool>) {
     let mut since_yield = 0u32;
+    let mut first = session.lock().records.is_empty();
     loop {
         let (has, appended_kind) = {
             let st = session.lock();
@@ -655,7 +656,12 @@ async fn run(session: Arc<EveSession>, mut gaps: Gaps, mut stop: watch::Receiver
             }
             continue;
         }
-        let mut gap = gaps.next();
+        // The first event goes out at once, as in legacy mode.
+        let mut gap = if std::mem::take(&mut first) {
+            std::time::Duration::ZERO
+        } else {
+            gaps.next()
+        };
         // Deltas come faster than whole events, as a model's tokens do.
         if appended_kind.is_some_and(|k| k.ends_with(".appended")) {
             gap /= 8;
