@@ -98,6 +98,9 @@ struct Meta {
     task_mode: bool,
     delivery: String,
     token: String,
+    /// 27 only: the tool-call family rides as v26 events (`v27Transition`).
+    #[serde(default)]
+    transition: bool,
 }
 
 /// Something that changed a session besides its own playing: logged so a restart
@@ -142,7 +145,7 @@ impl St {
             token: meta.token.clone(),
             cancel: false,
             ended_on_wire: false,
-            v27: wire::V27::default(),
+            v27: wire::V27::new(meta.transition),
             file: None,
         };
         let first = st.agent.first_turn(&meta.message, Some(&meta.delivery));
@@ -461,6 +464,7 @@ pub async fn create(
         task_mode,
         delivery: format!("dlv_{:016x}", random_u64()),
         token: new_token(),
+        transition: proto == MissionProtocol::Eve27 && shared.faults.v27_transition(),
     };
     let mut st = St::fresh(&meta, proto);
     if let Some(dir) = &shared.missions.dir {
