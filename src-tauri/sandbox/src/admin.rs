@@ -43,7 +43,9 @@
 //! - `leaseSeconds`: eve B and 27 stream responses end after N seconds with the
 //!   lease record (default 60; 0: never);
 //! - `notReady`: the next N eve follow-up POSTs answer `409 session_not_ready`;
-//! - `stream404`: the next N eve stream opens answer `404 Session not found.`.
+//! - `stream404`: the next N eve stream opens answer `404 Session not found.`;
+//! - `v27Transition`: `true` to have eve-27 sessions created from now on write the
+//!   tool-call family as v26 events inside their lines (eve's transition period).
 //!
 //! `dropStreamAfter`, `cutRandom`, `tinyChunks` and `crlf` apply to eve streams too,
 //! counting records (lines) instead of events.
@@ -93,6 +95,8 @@ struct FaultRequest {
     not_ready: Option<u64>,
     #[serde(rename = "stream404")]
     stream_404: Option<u64>,
+    #[serde(rename = "v27Transition")]
+    v27_transition: Option<bool>,
 }
 
 #[derive(Deserialize)]
@@ -227,6 +231,9 @@ async fn set_faults(
     }
     if let Some(n) = req.stream_404 {
         f.set_stream_404(n);
+    }
+    if let Some(on) = req.v27_transition {
+        f.set_v27_transition(on);
     }
     if let Some(name) = req.completion_event.as_deref() {
         f.set_completion_event(Some(name));

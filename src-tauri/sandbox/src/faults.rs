@@ -266,6 +266,7 @@ struct State_ {
     lease_seconds_plus_one: AtomicU64,
     not_ready_remaining: AtomicU64,
     stream_404_remaining: AtomicU64,
+    v27_transition: AtomicBool,
 }
 
 /// A handle on one sandbox's faults; clones share state.
@@ -551,8 +552,20 @@ impl Faults {
         take_one(&self.0.stream_404_remaining)
     }
 
+    /// eve-27 sessions created from now on write the tool-call family
+    /// (`actions.requested`, `action.input.appended`, `action.result`) as v26 events
+    /// inside their lines, as eve did while its families moved to v27 facts.
+    pub fn set_v27_transition(&self, on: bool) {
+        self.0.v27_transition.store(on, Ordering::SeqCst);
+    }
+
+    pub fn v27_transition(&self) -> bool {
+        self.0.v27_transition.load(Ordering::SeqCst)
+    }
+
     /// Switches every fault and variant off.
     pub fn clear(&self) {
+        self.set_v27_transition(false);
         self.set_mission_protocol(MissionProtocol::from_index(
             self.0.default_protocol.load(Ordering::SeqCst),
         ));

@@ -653,7 +653,7 @@ async fn a_ambiguous_objective_asks_and_holds_the_turn_then_answers_carry_it_on(
 async fn a_long_mission_asks_at_the_budget_limit() {
     for proto in ALL {
         let sb = sandbox(proto).await;
-        let (id, _) = create_with(&sb, json!({"message": MESSAGE, "events": 600})).await;
+        let (id, _) = create_with(&sb, json!({"message": MESSAGE, "events": 1000})).await;
         settle().await;
         let r = read(&sb, &id, "").await;
         let (request_id, spent): (String, f64) = if proto == MissionProtocol::Eve27 {
@@ -1026,4 +1026,32 @@ async fn drop_stream_after_cuts_each_response_after_n_records() {
         }
         assert_eq!(got, whole, "{proto:?}");
     }
+}
+
+#[tokio::test]
+async fn in_the_v27_transition_tool_calls_ride_as_v26_events_inside_lines() {
+    let sb = sandbox(MissionProtocol::Eve27).await;
+    assert_eq!(set_faults(&sb, json!({"v27Transition": true})).await, 200);
+    let (id, _) = create(&sb).await;
+    settle().await;
+    let r = read(&sb, &id, "").await;
+    let types = r.fact_types();
+    assert!(
+        !types
+            .iter()
+            .any(|t| t == "call.requested" || t == "call.settled")
+    );
+    let requested = r.data_of("actions.requested");
+    assert!(!requested.is_empty());
+    assert_eq!(requested[0]["actions"][0]["kind"], "tool-call");
+    assert!(!r.data_of("action.result").is_empty());
+    let progress: Vec<Value> = r
+        .values()
+        .into_iter()
+        .filter(|v| v["progress"]["type"] == "action.input.appended")
+        .collect();
+    assert!(!progress.is_empty());
+    // Everything else is still v27.
+    assert!(types.iter().any(|t| t == "turn.settled"));
+    assert!(types.iter().any(|t| t == "usage.recorded"));
 }

@@ -18,6 +18,10 @@ const SPEND_CAP_PERCENT: u64 = 95;
 /// From this share of the budget on (percent), the turn asks whether to go on.
 const LIMIT_PERCENT: u64 = 90;
 const MODEL_ID: &str = "sandbox/research-1";
+/// About how many events a first turn has besides its rounds, and each round adds
+/// (measured: the `events` extension asks for a length in events).
+const OVERHEAD_EVENTS: u64 = 90;
+const EVENTS_PER_ROUND: u64 = 38;
 
 /// One event of the v26 vocabulary, before it is put on the wire.
 #[derive(Debug, Clone)]
@@ -81,7 +85,7 @@ impl Agent {
     ) -> Self {
         let mut rng = Rng::new(seed ^ 0x6576_6521);
         let rounds = match events {
-            Some(n) => (n.saturating_sub(60) / 20).max(1),
+            Some(n) => (n.saturating_sub(OVERHEAD_EVENTS) / EVENTS_PER_ROUND).max(1),
             None => rng.range(3, 5),
         };
         let mut phrases = phrases(objective);
@@ -187,13 +191,13 @@ impl Agent {
         self.received(text, delivery)
     }
 
-    /// Text as deltas of 1 to 12 characters, split at char boundaries.
+    /// Text as deltas of 1 to 20 characters, split at char boundaries.
     fn deltas(&mut self, text: &str) -> Vec<String> {
         let chars: Vec<char> = text.chars().collect();
         let mut out = Vec::new();
         let mut i = 0;
         while i < chars.len() {
-            let n = self.rng.range(1, 12) as usize;
+            let n = self.rng.range(1, 20) as usize;
             let end = (i + n).min(chars.len());
             out.push(chars[i..end].iter().collect());
             i = end;
@@ -227,7 +231,7 @@ impl Agent {
     /// under the cap.
     fn step_completed(&mut self, out: &mut Vec<Ev>, finish: &str) {
         let cap = self.budget_cents * SPEND_CAP_PERCENT / 100;
-        let share = 0.10 + 0.12 * self.rng.unit();
+        let share = 0.06 + 0.08 * self.rng.unit();
         let cost = (cap.saturating_sub(self.spent_cents) as f64 * share) as u64;
         self.spent_cents += cost;
         let usage = json!({
@@ -644,7 +648,7 @@ mod tests {
             1,
             "Urban heat and hospital admissions",
             2500,
-            Some(600),
+            Some(1000),
             false,
         );
         let (ev, after) = a.first_turn("go", None);
@@ -674,5 +678,31 @@ mod tests {
             }
         }
         assert_eq!(ev.last().unwrap().kind, "session.waiting");
+    }
+}
+
+#[cfg(test)]
+mod lengths {
+    use super::*;
+
+    /// The first turn's length and how it ends, for `events`.
+    fn first(seed: u64, events: Option<u64>) -> (usize, After) {
+        let objective = "Urban heat and hospital admissions";
+        let mut a = Agent::new(MissionProtocol::EveB, seed, objective, 2500, events, false);
+        let (ev, after) = a.first_turn("go", None);
+        (ev.len(), after)
+    }
+
+    #[test]
+    fn events_set_the_first_turns_length_and_long_turns_reach_the_budget_prompt() {
+        for seed in 0..20 {
+            let (n, after) = first(seed, None);
+            assert!((150..=500).contains(&n) && after == After::Idle, "{n}");
+            let (n, after) = first(seed, Some(300));
+            assert!((230..=400).contains(&n) && after == After::Idle, "{n}");
+            let (n, after) = first(seed, Some(400));
+            assert!((320..=520).contains(&n) && after == After::Idle, "{n}");
+            assert_eq!(first(seed, Some(1000)).1, After::Held);
+        }
     }
 }

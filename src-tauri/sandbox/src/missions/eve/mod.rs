@@ -98,6 +98,9 @@ struct Meta {
     task_mode: bool,
     delivery: String,
     token: String,
+    /// 27 only: the tool-call family rides as v26 events (`v27Transition`).
+    #[serde(default)]
+    transition: bool,
 }
 
 /// Something that changed a session besides its own playing: logged so a restart
@@ -142,7 +145,7 @@ impl St {
             token: meta.token.clone(),
             cancel: false,
             ended_on_wire: false,
-            v27: wire::V27::default(),
+            v27: wire::V27::new(meta.transition),
             file: None,
         };
         let first = st.agent.first_turn(&meta.message, Some(&meta.delivery));
@@ -461,6 +464,7 @@ pub async fn create(
         task_mode,
         delivery: format!("dlv_{:016x}", random_u64()),
         token: new_token(),
+        transition: proto == MissionProtocol::Eve27 && shared.faults.v27_transition(),
     };
     let mut st = St::fresh(&meta, proto);
     if let Some(dir) = &shared.missions.dir {
@@ -637,6 +641,7 @@ pub fn load_all(
 /// Plays a session's queued events at its pace, for as long as the sandbox runs.
 async fn run(session: Arc<EveSession>, mut gaps: Gaps, mut stop: watch::Receiver<bool>) {
     let mut since_yield = 0u32;
+    let mut first = session.lock().records.is_empty();
     loop {
         let (has, appended_kind) = {
             let st = session.lock();
@@ -655,7 +660,12 @@ async fn run(session: Arc<EveSession>, mut gaps: Gaps, mut stop: watch::Receiver
             }
             continue;
         }
-        let mut gap = gaps.next();
+        // The first event goes out at once, as in legacy mode.
+        let mut gap = if std::mem::take(&mut first) {
+            std::time::Duration::ZERO
+        } else {
+            gaps.next()
+        };
         // Deltas come faster than whole events, as a model's tokens do.
         if appended_kind.is_some_and(|k| k.ends_with(".appended")) {
             gap /= 8;

@@ -126,7 +126,27 @@ pub struct V27 {
     deliveries: Vec<String>,
     reply: Option<String>,
     last_turn: Option<Value>,
+    /// eve's transition period: the tool-call family still rides as v26 events
+    /// inside lines (the `v27Transition` fault).
+    transition: bool,
 }
+
+impl V27 {
+    pub fn new(transition: bool) -> Self {
+        Self {
+            transition,
+            ..Self::default()
+        }
+    }
+}
+
+/// The v26 events that ride inside lines under `v27Transition`, and which of them
+/// are progress.
+const TRANSITION_TYPES: [&str; 3] = [
+    "actions.requested",
+    "action.input.appended",
+    "action.result",
+];
 
 /// 27: the line an event becomes, if any (`session.waiting` and `turn.waiting` have
 /// none: a paused turn says so with the request, a settled one with `turn.settled`).
@@ -140,6 +160,24 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             ended: false,
         })
     };
+    if state.transition && TRANSITION_TYPES.contains(&ev.kind) {
+        let mut record = json!({"type": ev.kind, "data": d});
+        if let Some(id) = &ev.delivery {
+            record["meta"] = json!({"deliveryIds": [id]});
+        }
+        if ev.kind == "action.input.appended" {
+            return Some(Rec {
+                line: json!({ "progress": record }).to_string(),
+                boundary: false,
+                ended: false,
+            });
+        }
+        return Some(Rec {
+            line: json!({"at": rfc3339(now_ms()), "facts": [record]}).to_string(),
+            boundary: false,
+            ended: false,
+        });
+    }
     let facts: Vec<Value> = match ev.kind {
         "session.started" => vec![fact("session.started", None, json!({"runtime": d["runtime"]}))],
         "turn.started" => {
