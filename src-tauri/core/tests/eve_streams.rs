@@ -9,7 +9,9 @@ use casebook_core::missions::store::MissionStatus;
 use std::path::PathBuf;
 
 fn data(name: &str) -> Vec<u8> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/eve").join(name);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/eve")
+        .join(name);
     std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
@@ -85,14 +87,25 @@ fn each_generation_reads_to_the_recorded_lines_whole_and_in_any_chunks() {
             "{name} read whole"
         );
         // Cuts inside multi-byte characters are certain to happen: the files hold “”, é, 🦀.
-        assert!(bytes.iter().any(|b| *b >= 0x80), "{name} has non-ASCII text");
+        assert!(
+            bytes.iter().any(|b| *b >= 0x80),
+            "{name} has non-ASCII text"
+        );
         for seed in 1..=300u64 {
             let chunks = chunked(&bytes, seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
-            assert_eq!(read(generation, &chunks), whole, "{name}, chunking seed {seed}");
+            assert_eq!(
+                read(generation, &chunks),
+                whole,
+                "{name}, chunking seed {seed}"
+            );
         }
         // A byte at a time.
         let bytewise: Vec<&[u8]> = bytes.chunks(1).collect();
-        assert_eq!(read(generation, &bytewise), whole, "{name} a byte at a time");
+        assert_eq!(
+            read(generation, &bytewise),
+            whole,
+            "{name} a byte at a time"
+        );
     }
 }
 
@@ -106,8 +119,14 @@ fn generation_a_is_a_two_turn_conversation_with_an_answered_question() {
         .iter()
         .map(|m| (m.role, m.narration, m.text.as_str()))
         .collect();
-    assert_eq!(said[1], (Role::Assistant, true, "Plan: “search” then read é 🦀"));
-    assert_eq!(said[2], (Role::Assistant, false, "# Report\nHeat raises admissions."));
+    assert_eq!(
+        said[1],
+        (Role::Assistant, true, "Plan: “search” then read é 🦀")
+    );
+    assert_eq!(
+        said[2],
+        (Role::Assistant, false, "# Report\nHeat raises admissions.")
+    );
     assert!(c.pending.is_empty(), "the question was answered");
     // Half way (after the first session.waiting) the question is pending and the
     // mission needs its answer.

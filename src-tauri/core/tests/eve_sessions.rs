@@ -1,0 +1,574 @@
+//! The investigation client against the sandbox speaking eve, in each of eve's three wire
+//! generations, over loopback HTTP: streams resumed by `?startIndex=` (asserted from the
+//! sandbox's own log of what each request asked), leases, restarts, multi-turn sessions,
+//! replies with and without continuation tokens, questions, cancel.
+
+use casebook_core::ErrorCode;
+use casebook_core::keys::ApiKey;
+use casebook_core::missions::client::{
+    FollowUp, InputResponse, InvestigationClient, MissionEvent, MissionSpec,
+};
+use casebook_core::missions::conversation::Conversation;
+use casebook_core::missions::follower::{Follower, Quiet};
+use casebook_core::missions::store::{MissionStatus, MissionStore};
+use casebook_core::missions::stream::{WatchEnd, WatchEndReason, WatchOptions, WatchUpdate};
+use casebook_core::net::connection::Connection;
+use casebook_sandbox::{MissionProtocol, Pace, RunningSandbox, SandboxConfig, start};
+use std::sync::Arc;
+use std::time::Duration;
+
+const GENERATIONS: [MissionProtocol; 3] = [
+    MissionProtocol::EveA,
+    MissionProtocol::EveB,
+    MissionProtocol::Eve27,
+];
+
+async fn sandbox(protocol: MissionProtocol) -> (RunningSandbox, InvestigationClient) {
+    let s = start(SandboxConfig {
+        pace: Pace::Instant,
+        mission_protocol: protocol,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let c = client(&s);
+    (s, c)
+}
+
+fn client(s: &RunningSandbox) -> InvestigationClient {
+    InvestigationClient::new(
+        Connection::new(s.base_url()).unwrap(),
+        ApiKey::parse(s.key()).unwrap(),
+    )
+}
+
+fn fast() -> WatchOptions {
+    WatchOptions {
+        initial_backoff: Duration::from_millis(20),
+        max_backoff: Duration::from_millis(200),
+        ..Default::default()
+    }
+}
+
+/// Starts a mission with the sandbox's `events` and `paceMs` extensions.
+async fn mission(c: &InvestigationClient, objective: &str, events: u64, pace_ms: u64) -> String {
+    let mut extra = serde_json::Map::new();
+    extra.insert("events".into(), events.into());
+    extra.insert("paceMs".into(), pace_ms.into());
+    c.create_session_with(&MissionSpec::new(objective, 2500), extra)
+        .await
+        .unwrap()
+        .session_id
+}
+
+/// What one watch saw: new events, cursor positions, reconnects.
+#[derive(Default)]
+struct Seen {
+    events: Vec<MissionEvent>,
+    /// The cursor when each reconnect began: what the next request must ask for.
+    cursor_at_reconnect: Vec<u64>,
+    cursor: u64,
+}
+
+async fn watch(c: &InvestigationClient, id: &str, opts: WatchOptions) -> (Seen, WatchEnd) {
+    let mut seen = Seen {
+        cursor: opts.start_index.unwrap_or(0),
+        ..Default::default()
+    };
+    let end = c
+        .watch(id, opts, |u| match u {
+            WatchUpdate::Event { event } => seen.events.push(event),
+            WatchUpdate::Position { next } => seen.cursor = next,
+            WatchUpdate::Reconnecting { .. } => seen.cursor_at_reconnect.push(seen.cursor),
+            WatchUpdate::Connected { .. } => {}
+        })
+        .await
+        .unwrap();
+    (seen, end)
+}
+
+/// Every record of the session as a fresh reader gets it (names and data).
+async fn whole(c: &InvestigationClient, id: &str) -> Vec<(String, serde_json::Value)> {
+    let (seen, _) = watch(c, id, fast()).await;
+    seen.events.into_iter().map(|e| (e.event, e.data)).collect()
+}
+
+fn names(events: &[MissionEvent]) -> Vec<&str> {
+    events.iter().map(|e| e.event.as_str()).collect()
+}
+
+fn status_of(events: &[MissionEvent]) -> MissionStatus {
+    events
+        .iter()
+        .fold(MissionStatus::Running, |s, e| s.after(e))
+}
+
+#[tokio::test]
+async fn a_mission_streams_to_its_wait_in_each_generation() {
+    for g in GENERATIONS {
+        let (s, c) = sandbox(g).await;
+        let session = c
+            .create_session(&MissionSpec::new("Does urban heat raise admissions?", 2500))
+            .await
+            .unwrap();
+        assert_eq!(
+            session.continuation_token.is_some(),
+            g == MissionProtocol::EveA,
+            "{g:?}: only generation A hands out a token"
+        );
+        let (seen, end) = watch(&c, &session.session_id, fast()).await;
+        let WatchEndReason::Terminal(last) = &end.reason else {
+            panic!("{g:?}: ended {:?}", end.reason)
+        };
+        assert_eq!(
+            last.event,
+            if g == MissionProtocol::Eve27 {
+                "turn.settled"
+            } else {
+                "session.waiting"
+            },
+            "{g:?}"
+        );
+        assert_eq!(status_of(&seen.events), MissionStatus::Waiting, "{g:?}");
+        // No transport record, no blank line is an event.
+        assert!(
+            seen.events
+                .iter()
+                .all(|e| !e.event.starts_with('$') && !e.event.is_empty()),
+            "{g:?}"
+        );
+        let c_ = Conversation::from_events(&seen.events);
+        let report = c_.last_reply().expect("a report");
+        assert!(report.text.len() > 40, "{g:?}: {report:?}");
+        // The cursor counted every stored line, and the first request asked for the tail.
+        let asked = s.stream_requests(&session.session_id);
+        assert_eq!(asked.len(), 1, "{g:?}: {asked:?}");
+        assert_eq!(asked[0].start_index, None);
+        assert!(asked[0].include_tail_index);
+        s.stop().await;
+    }
+}
+
+/// The figure: a 1,000-record mission cut 10 times makes 11 stream requests, each
+/// asking for exactly the records not yet read, and not one record comes twice.
+#[tokio::test]
+async fn ten_cuts_make_eleven_requests_with_the_right_start_index_and_no_replay() {
+    for g in GENERATIONS {
+        let (s, c) = sandbox(g).await;
+        let id = mission(&c, "Does urban heat raise admissions?", 1000, 0).await;
+        // Let the whole mission be written, so the cuts fall in the replay too.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        s.faults().set_cut_random(42, 10);
+        let (seen, end) = watch(&c, &id, fast()).await;
+        assert!(matches!(end.reason, WatchEndReason::Terminal(_)), "{g:?}");
+        let asked = s.stream_requests(&id);
+        let starts: Vec<_> = asked.iter().map(|r| r.start_index).collect();
+        let want: Vec<_> = std::iter::once(None)
+            .chain(seen.cursor_at_reconnect.iter().map(|n| Some(*n as i64)))
+            .collect();
+        println!(
+            "{g:?}: {} records, {} stream requests, startIndex {:?}",
+            seen.events.len(),
+            asked.len(),
+            starts
+        );
+        assert_eq!(asked.len(), 11, "{g:?}: {starts:?}");
+        assert_eq!(starts, want, "{g:?}: each reconnect asks for what was read");
+        // Nothing replayed, nothing lost: the same records as one clean read.
+        let clean = whole(&c, &id).await;
+        let got: Vec<_> = seen
+            .events
+            .iter()
+            .map(|e| (e.event.clone(), e.data.clone()))
+            .collect();
+        assert_eq!(got.len(), clean.len(), "{g:?}: replayed or lost records");
+        assert_eq!(got, clean, "{g:?}");
+        s.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn a_lease_end_reconnects_at_once_without_replay() {
+    for g in [MissionProtocol::EveB, MissionProtocol::Eve27] {
+        let (s, c) = sandbox(g).await;
+        s.faults().set_lease_seconds(1);
+        // Several seconds of records (deltas play faster than the pace).
+        let id = mission(&c, "Does urban heat raise admissions?", 250, 40).await;
+        let (seen, _) = watch(&c, &id, fast()).await;
+        let asked = s.stream_requests(&id);
+        assert!(
+            asked.len() >= 3,
+            "{g:?}: leases of 1 s end responses: {asked:?}"
+        );
+        for (r, cursor) in asked[1..].iter().zip(&seen.cursor_at_reconnect) {
+            assert_eq!(r.start_index, Some(*cursor as i64), "{g:?}");
+        }
+        let clean = whole(&c, &id).await;
+        assert_eq!(
+            seen.events.len(),
+            clean.len(),
+            "{g:?}: no replay after a lease"
+        );
+        s.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn a_just_created_sessions_stream_is_retried_and_an_unknown_one_fails_after_a_few_tries() {
+    let (s, c) = sandbox(MissionProtocol::EveB).await;
+    let id = mission(&c, "Does urban heat raise admissions?", 60, 0).await;
+    s.faults().set_stream_404(3);
+    let opts = WatchOptions {
+        just_created: true,
+        ..fast()
+    };
+    let (seen, end) = watch(&c, &id, opts).await;
+    assert!(matches!(end.reason, WatchEndReason::Terminal(_)));
+    assert!(!seen.events.is_empty());
+    assert_eq!(
+        seen.cursor_at_reconnect.len(),
+        3,
+        "three 404s, then the stream"
+    );
+    // A session the service does not know, watched from elsewhere: a few tries, then
+    // the service's own words.
+    let err = c.watch("ses_unknown", fast(), |_| {}).await.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::NotFound);
+    assert!(
+        err.message().contains("Session not found"),
+        "{}",
+        err.message()
+    );
+    s.stop().await;
+}
+
+/// Three turns, then a watcher that starts from nothing: it reads the whole log and
+/// stops at the third turn's end, not at the first `session.waiting` it meets.
+#[tokio::test]
+async fn a_three_turn_session_watched_afresh_stops_at_its_newest_turn() {
+    for g in GENERATIONS {
+        let (s, c) = sandbox(g).await;
+        let id = mission(&c, "Does urban heat raise admissions?", 40, 0).await;
+        let (first, _) = watch(&c, &id, fast()).await;
+        let mut token = first
+            .events
+            .iter()
+            .rev()
+            .find(|e| e.event == "session.waiting")
+            .and_then(|e| e.data["continuationToken"].as_str().map(str::to_owned));
+        let mut cursor = first.cursor;
+        for reply in ["And in Europe?", "Thank you."] {
+            c.follow_up(&id, &FollowUp::Message(reply.into()), token.as_deref())
+                .await
+                .unwrap();
+            let opts = WatchOptions {
+                start_index: Some(cursor),
+                ..fast()
+            };
+            let (turn, end) = watch(&c, &id, opts).await;
+            assert!(
+                matches!(end.reason, WatchEndReason::Terminal(_)),
+                "{g:?}: the reply's turn ends"
+            );
+            assert!(
+                names(&turn.events)
+                    .iter()
+                    .any(|n| *n == "message.received" || *n == "delivery.consumed"),
+                "{g:?}: the reply is in its turn: {:?}",
+                names(&turn.events)
+            );
+            cursor = turn.cursor;
+            if let Some(t) = turn
+                .events
+                .iter()
+                .rev()
+                .find(|e| e.event == "session.waiting")
+                .and_then(|e| e.data["continuationToken"].as_str())
+                .filter(|t| !t.is_empty())
+            {
+                token = Some(t.to_owned());
+            }
+        }
+        let (all, end) = watch(&c, &id, fast()).await;
+        let ends = all.events.iter().filter(|e| e.is_terminal()).count();
+        assert!(
+            ends >= 3,
+            "{g:?}: three turns' ends were read, not one ({ends})"
+        );
+        assert_eq!(
+            all.cursor, cursor,
+            "{g:?}: the fresh watch read to the tail"
+        );
+        let WatchEndReason::Terminal(last) = end.reason else {
+            panic!("{g:?}")
+        };
+        assert_eq!(
+            Some(&last),
+            all.events.iter().rev().find(|e| e.is_terminal()),
+            "{g:?}: ended at the newest turn's end"
+        );
+        let said = Conversation::from_events(&all.events);
+        assert!(
+            said.messages.iter().any(|m| m.text == "Thank you."),
+            "{g:?}"
+        );
+        s.stop().await;
+    }
+}
+
+#[tokio::test]
+async fn replies_carry_the_newest_token_in_generation_a_and_none_in_b() {
+    let (s, c) = sandbox(MissionProtocol::EveA).await;
+    let session = c
+        .create_session(&MissionSpec::new("Does urban heat raise admissions?", 2500))
+        .await
+        .unwrap();
+    let (seen, _) = watch(&c, &session.session_id, fast()).await;
+    let newest = seen
+        .events
+        .iter()
+        .rev()
+        .find_map(|e| e.data["continuationToken"].as_str())
+        .unwrap()
+        .to_owned();
+    assert_ne!(Some(&newest), session.continuation_token.as_ref());
+    // The create's token is stale once a session.waiting replaced it.
+    let stale = c
+        .follow_up(
+            &session.session_id,
+            &FollowUp::Message("Go on".into()),
+            session.continuation_token.as_deref(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(stale.code(), ErrorCode::InvalidInput);
+    c.follow_up(
+        &session.session_id,
+        &FollowUp::Message("Go on".into()),
+        Some(&newest),
+    )
+    .await
+    .unwrap();
+    s.stop().await;
+
+    let (s, c) = sandbox(MissionProtocol::EveB).await;
+    let id = mission(&c, "Does urban heat raise admissions?", 40, 0).await;
+    watch(&c, &id, fast()).await;
+    let refused = c
+        .follow_up(&id, &FollowUp::Message("Go on".into()), Some("eve:x"))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), ErrorCode::InvalidInput, "B refuses a token");
+    // session_not_ready twice, then taken: retried, not shown.
+    s.faults().set_not_ready(2);
+    let sent = c
+        .follow_up(&id, &FollowUp::Message("Go on".into()), None)
+        .await
+        .unwrap();
+    assert!(sent.delivery_id.is_some_and(|d| !d.is_empty()));
+    s.stop().await;
+}
+
+#[tokio::test]
+async fn a_question_is_answered_by_option_and_by_text_and_the_turn_goes_on() {
+    for g in GENERATIONS {
+        for by_text in [false, true] {
+            let (s, c) = sandbox(g).await;
+            let id = mission(&c, "An ambiguous question about heat", 60, 0).await;
+            let (asked, end) = watch(&c, &id, fast()).await;
+            assert!(matches!(end.reason, WatchEndReason::Terminal(_)), "{g:?}");
+            assert_eq!(status_of(&asked.events), MissionStatus::NeedsInput, "{g:?}");
+            let pending = Conversation::from_events(&asked.events).pending;
+            let q = &pending[0];
+            assert!(!q.options.is_empty(), "{g:?}");
+            let answer = if by_text {
+                assert!(q.allow_freeform);
+                InputResponse {
+                    request_id: q.request_id.clone(),
+                    option_id: None,
+                    text: Some("Only the last five years".into()),
+                }
+            } else {
+                InputResponse {
+                    request_id: q.request_id.clone(),
+                    option_id: Some(q.options[0].id.clone()),
+                    text: None,
+                }
+            };
+            let token = asked
+                .events
+                .iter()
+                .rev()
+                .find_map(|e| e.data["continuationToken"].as_str())
+                .map(str::to_owned);
+            c.follow_up(&id, &FollowUp::Answers(vec![answer]), token.as_deref())
+                .await
+                .unwrap();
+            let opts = WatchOptions {
+                start_index: Some(asked.cursor),
+                ..fast()
+            };
+            let (after, _) = watch(&c, &id, opts).await;
+            let mut all = asked.events.clone();
+            all.extend(after.events.clone());
+            assert!(
+                Conversation::from_events(&all).pending.is_empty(),
+                "{g:?}: the answer settled the question"
+            );
+            assert_eq!(
+                status_of(&all),
+                MissionStatus::Waiting,
+                "{g:?} by text {by_text}"
+            );
+            // An option the request did not list is refused, never invented.
+            let bad = c
+                .follow_up(
+                    &id,
+                    &FollowUp::Answers(vec![InputResponse {
+                        request_id: q.request_id.clone(),
+                        option_id: Some("made-up".into()),
+                        text: None,
+                    }]),
+                    None,
+                )
+                .await;
+            assert!(bad.is_err(), "{g:?}");
+            s.stop().await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn cancel_is_accepted_while_a_turn_runs_and_nothing_to_cancel_after() {
+    for g in [MissionProtocol::EveB, MissionProtocol::Eve27] {
+        let (s, c) = sandbox(g).await;
+        let id = mission(&c, "Does urban heat raise admissions?", 400, 20).await;
+        // Watched on a task of its own; the events come back here as they arrive.
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let c2 = c.clone();
+        let id2 = id.clone();
+        let watching = tokio::spawn(async move {
+            let mut events = Vec::new();
+            let end = c2
+                .watch(&id2, fast(), |u| {
+                    if let WatchUpdate::Event { event } = u {
+                        let _ = tx.send(event.clone());
+                        events.push(event);
+                    }
+                })
+                .await
+                .unwrap();
+            (events, end)
+        });
+        let mut turn = None;
+        let mut steps = 0;
+        // Into the turn's work (a few steps), so there is something to cancel.
+        while let Some(e) = rx.recv().await {
+            if e.event == "turn.started" {
+                turn = e.data["turnId"].as_str().map(str::to_owned);
+            }
+            if e.event.starts_with("step.") || e.event.starts_with("model.") {
+                steps += 1;
+            }
+            if turn.is_some() && steps >= 2 {
+                break;
+            }
+        }
+        let ack = c.cancel(&id, turn.as_deref()).await.unwrap();
+        assert_eq!(ack.status, "accepted", "{g:?}");
+        assert!(!ack.nothing_to_cancel());
+        let (events, end) = watching.await.unwrap();
+        let n = names(&events);
+        if g == MissionProtocol::Eve27 {
+            let WatchEndReason::Terminal(e) = end.reason else {
+                panic!()
+            };
+            assert_eq!(
+                (e.event.as_str(), e.data["outcome"].as_str()),
+                ("turn.settled", Some("cancelled"))
+            );
+        } else {
+            let at = n
+                .iter()
+                .position(|x| *x == "turn.cancelled")
+                .expect("turn.cancelled");
+            assert_eq!(n[at + 1], "session.waiting", "{g:?}: {n:?}");
+        }
+        assert_eq!(status_of(&events), MissionStatus::Cancelled, "{g:?}");
+        let again = c.cancel(&id, None).await.unwrap();
+        assert!(again.nothing_to_cancel(), "{g:?}: {again:?}");
+        s.stop().await;
+    }
+}
+
+/// A restart in the middle of a mission: the history keeps the cursor with the events it
+/// covers, and following again asks for exactly what was not stored.
+#[test]
+fn a_restart_resumes_from_the_stored_cursor() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("missions.sqlite");
+    let (s, c) = rt.block_on(sandbox(MissionProtocol::EveA));
+    let session = rt
+        .block_on(c.create_session_with(
+            &MissionSpec::new("Does urban heat raise admissions?", 2500),
+            serde_json::Map::from_iter([
+                ("events".to_owned(), 400.into()),
+                ("paceMs".to_owned(), 10.into()),
+            ]),
+        ))
+        .unwrap();
+    let spec = MissionSpec::new("Does urban heat raise admissions?", 2500);
+    // The first run, on a runtime of its own that is dropped mid-mission: its tasks stop
+    // where they are, as in a crash.
+    let first = tokio::runtime::Runtime::new().unwrap();
+    let stored_before = first.block_on(async {
+        let store = MissionStore::open(&db).unwrap();
+        let record = store.insert(&session, &spec, s.base_url()).await.unwrap();
+        let follower = Follower::new(store.clone(), Arc::new(Quiet));
+        follower.resume(&record, Ok(client(&s)));
+        loop {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let n = store
+                .events(&session.session_id, 0, u32::MAX)
+                .await
+                .unwrap()
+                .len();
+            if n >= 100 {
+                return n;
+            }
+        }
+    });
+    first.shutdown_background();
+    rt.block_on(async {
+        let store = MissionStore::open(&db).unwrap();
+        let resume = store.resume_point(&session.session_id).await.unwrap();
+        let cursor = resume.start_index.expect("a cursor was stored");
+        assert!(cursor as usize >= stored_before.saturating_sub(50));
+        let record = store.require(&session.session_id).await.unwrap();
+        let follower = Follower::new(store.clone(), Arc::new(Quiet));
+        follower.resume(&record, Ok(client(&s)));
+        follower.finished(&session.session_id).await;
+        let asked = s.stream_requests(&session.session_id);
+        assert_eq!(
+            asked.last().unwrap().start_index,
+            Some(cursor as i64),
+            "the restart asked for what was not stored: {asked:?}"
+        );
+        let stored: Vec<_> = store
+            .events(&session.session_id, 0, u32::MAX)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|e| (e.event.event, e.event.data))
+            .collect();
+        let clean = whole(&c, &session.session_id).await;
+        assert_eq!(stored.len(), clean.len(), "nothing lost, nothing twice");
+        assert_eq!(stored, clean);
+        assert_eq!(
+            store.require(&session.session_id).await.unwrap().status,
+            MissionStatus::Waiting
+        );
+        s.stop().await;
+    });
+}
