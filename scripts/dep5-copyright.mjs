@@ -45,8 +45,8 @@ function add(kind, name, version, id, text, authors) {
   for (const one of splitIds(id)) p.ids.add(one);
   const body = [];
   for (const line of (text ?? "").split(/\r?\n/)) {
-    if (COPYRIGHT_LINE.test(line) && BLANKS.test(line)) {
-      continue;
+    if (/^\s*(?:copyright|\(c\)|©)/i.test(line) && BLANKS.test(line)) {
+      continue; // a template's blank line: neither a holder nor the licence's text
     } else if (COPYRIGHT_LINE.test(line)) {
       const holder = line.trim().replace(/\s+/g, " ");
       p.copyright.add(holder.replace(/^(?:copyright\b\s*)?(?:\(c\)|©)?\s*/i, "") || holder);

@@ -5,5 +5,6 @@
 # build; run from anywhere.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo metadata --format-version 1 --no-deps --offline \
-  | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s).target_directory))'
+dir=$(cargo metadata --format-version 1 --no-deps --offline \
+  | node -e 'let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => console.log(JSON.parse(s).target_directory))')
+realpath -m "$dir"

@@ -348,3 +348,80 @@ fn the_appstream_metainfo_describes_the_installed_app() {
         assert!(!said.contains("W:") && !said.contains("E:"), "{said}");
     }
 }
+
+#[test]
+fn the_copyright_file_lays_cargo_about_s_findings_out_as_dep5() {
+    // A small answer of cargo-about's shape (`cargo about generate --format json`), and
+    // one npm package; scripts/copyright.sh hands the formatter the real ones.
+    let mit = "Permission is hereby granted, free of charge, to any person.";
+    let about = serde_json::json!({
+        "overview": [],
+        "licenses": [
+            {"id": "MIT", "text": format!("MIT License\n\nCopyright (c) 2016 Jane Doe\n\n{mit}"),
+             "used_by": [{"crate": {"name": "a", "version": "1.0.0", "authors": ["Jane"]}}]},
+            {"id": "MIT", "text": format!("Copyright <year> <copyright holders>\n\n{mit}"),
+             "used_by": [{"crate": {"name": "b", "version": "2.0.0", "authors": ["Bob <b@b.org>"]}},
+                         {"crate": {"name": "d", "version": "0.3.0", "authors": []}}]},
+            {"id": "Apache-2.0",
+             "text": "Apache License\nVersion 2.0, January 2004\n\"Licensor\" shall mean the\n\
+                      copyright owner or entity\nCopyright [yyyy] [name of copyright owner]\n\
+                      TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION",
+             "used_by": [{"crate": {"name": "c", "version": "0.1.0", "authors": []}}]},
+            {"id": "ISC", "text": "Copyright 2015 Ann\n\nPermission to use, copy, modify.",
+             "used_by": [{"crate": {"name": "d", "version": "0.3.0", "authors": []}}]},
+        ],
+        "crates": [],
+    });
+    let npm = serde_json::json!([{"name": "svelte", "version": "5.0.0", "license": "MIT",
+        "text": format!("Copyright (c) 2016-2025 Svelte Contributors\n\n{mit}"), "authors": []}]);
+    let dir = tempfile::tempdir().unwrap();
+    let (a, n) = (dir.path().join("app.json"), dir.path().join("npm.json"));
+    std::fs::write(&a, about.to_string()).unwrap();
+    std::fs::write(&n, npm.to_string()).unwrap();
+    let script = here().join("../scripts/dep5-copyright.mjs");
+    let out = std::process::Command::new("node")
+        .arg(&script)
+        .args([&a, &n])
+        .output()
+        .expect("node (the UI's build needs it too)");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let paragraphs: Vec<&str> = text.trim_end().split("\n\n").collect();
+
+    assert!(paragraphs[0].starts_with(
+        "Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/\n"
+    ));
+    assert!(paragraphs[1].starts_with("Files: *\nCopyright: 2026 "));
+    assert!(paragraphs[1].ends_with("\nLicense: MIT or Apache-2.0"));
+    let mit_text = format!("License: MIT\n {mit}");
+    let expect = [
+        // Copyright lines from the crate's licence text, without the word itself.
+        "Files: cargo/a-1.0.0/*\nCopyright: 2016 Jane Doe\nLicense: MIT",
+        // A template's blank is no holder: the crate's authors are.
+        "Files: cargo/b-2.0.0/*\nCopyright: Bob <b@b.org>\nLicense: MIT",
+        // Nothing at all: its authors, by name.
+        "Files: cargo/c-0.1.0/*\nCopyright: The c authors\nLicense: Apache-2.0",
+        // Under two licences (an AND): both.
+        "Files: cargo/d-0.3.0/*\nCopyright: 2015 Ann\nLicense: MIT and ISC",
+        "Files: npm/svelte-5.0.0/*\nCopyright: 2016-2025 Svelte Contributors\nLicense: MIT",
+        // Debian has Apache-2.0: a pointer, not the text (lintian's
+        // copyright-file-contains-full-apache-2-license).
+        "License: Apache-2.0\n On Debian systems, the full text of the Apache License, \
+         Version 2.0\n can be found in /usr/share/common-licenses/Apache-2.0.",
+        "License: ISC\n Permission to use, copy, modify.",
+        // Each licence's text once (the one most packages ship), without any package's
+        // copyright lines.
+        mit_text.as_str(),
+    ];
+    assert_eq!(&paragraphs[2..], expect);
+    for line in text.lines() {
+        assert!(
+            line.is_empty() || !line.trim().is_empty(),
+            "a blank line inside a field is \" .\": {line:?}"
+        );
+    }
+}
