@@ -76,8 +76,10 @@ if command -v rpm >/dev/null; then
   rpm -qp --qf 'Name: %{NAME}\nVersion: %{VERSION}-%{RELEASE}\nLicense: %{LICENSE}\n' "$rpm"
   rpm -qpR "$rpm" | sed 's/^/Requires: /'
 fi
-# Debian's own checks: no error, no warning (overrides, with why, in the package).
+# Debian's own checks: no error and no warning, with no override.
 if command -v lintian >/dev/null; then
   echo "=== lintian $(basename "$deb")"
-  lintian --fail-on error,warning --display-info "$deb" && echo "lintian: clean (0 errors, 0 warnings)"
+  lintian --fail-on error,warning --display-info "$deb" \
+    || { echo "package: lintian found errors or warnings in $deb" >&2; exit 1; }
+  echo "lintian: clean (0 errors, 0 warnings)"
 fi
