@@ -10,8 +10,10 @@ CARGO_SCOPE := --workspace --all-targets
 RELEASE_SCOPE := --release -p casebook-app -p casebook-sandbox --bins --example bare
 # The CLI has a profile of its own (Cargo.toml: release without unwinding), in target/cli/.
 CLI_SCOPE := --profile cli -p casebook-cli --bins
+# Where cargo builds: CARGO_TARGET_DIR, or target/ (absolute; worked out only when used).
+TARGET = $(shell scripts/target-dir.sh)
 
-.PHONY: run test harden lint bindings bench deps-build deps-test ui ui-deps build release package fresh-install screenshots clean
+.PHONY: run test harden lint bindings bench deps-build deps-test deps-package ui ui-deps build release package fresh-install screenshots clean
 
 run: deps-build release
 	scripts/run-app.sh
@@ -22,6 +24,10 @@ test:
 deps-build:
 	scripts/install-deps.sh build
 	$(MAKE) --no-print-directory ui-deps
+
+deps-package: deps-build
+	scripts/install-deps.sh package
+	scripts/install-tools.sh package
 
 deps-test:
 	scripts/install-deps.sh test
@@ -43,15 +49,19 @@ release: ui
 	cargo build $(RELEASE_SCOPE)
 	cargo build $(CLI_SCOPE)
 
-# The .deb (target/release/bundle/deb/): Tauri's bundler packs the release build above
-# (the app, the `casebook` CLI, the desktop entry with its MIME types, the icons).
-package: deps-build release
+# The .deb and .rpm (TARGET/release/bundle/{deb,rpm}/, TARGET being CARGO_TARGET_DIR or
+# target/): Tauri's bundler packs the release build above (the app, the `casebook` CLI,
+# the desktop entry with its MIME types, the icons, the AppStream metainfo) with what
+# scripts/package.sh stages (manual pages, completions, copyright, changelog); lintian
+# checks the .deb.
+package: deps-package release
 	scripts/package.sh
 
-# Installs that .deb into a fresh Debian 12, opens a .docx through its MIME association
-# and purges it (root, minutes; not part of `make test`).
+# Installs that .deb into a fresh Debian 12: lintian, the manual, a bash completion, a
+# .docx opened through its MIME association, then purges it (root, minutes; not part of
+# `make test`). sudo drops CARGO_TARGET_DIR, so it is handed over resolved.
 fresh-install: package
-	sudo scripts/fresh-install.sh
+	sudo CARGO_TARGET_DIR="$(TARGET)" scripts/fresh-install.sh
 
 lint: ui-deps
 	cargo fmt --all -- --check
@@ -73,9 +83,9 @@ harden: deps-test build
 # 50,000 events (tests/e2e/bench.rs).
 bench: build release
 	cargo bench --workspace --bench sse --bench cite_body -- --noplot
-	CASEBOOK_BENCH_CLI=$(CURDIR)/target/cli/casebook CASEBOOK_BENCH_SANDBOX=$(CURDIR)/target/release/casebook-sandbox \
+	CASEBOOK_BENCH_CLI=$(TARGET)/cli/casebook CASEBOOK_BENCH_SANDBOX=$(TARGET)/release/casebook-sandbox \
 		cargo test $(CARGO_SCOPE) --test bench_cite -- --ignored --nocapture bench_cite_
-	CASEBOOK_BENCH_APP=$(CURDIR)/target/release/casebook-app CASEBOOK_BENCH_BARE=$(CURDIR)/target/release/examples/bare \
+	CASEBOOK_BENCH_APP=$(TARGET)/release/casebook-app CASEBOOK_BENCH_BARE=$(TARGET)/release/examples/bare \
 		scripts/with-keyring.sh cargo test $(CARGO_SCOPE) --test e2e -- --ignored --nocapture bench::
 
 # Rewrites ui/src/lib/bindings.ts from the Rust types.

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs the built .deb (`make package`) into a fresh Debian 12 (debootstrap) as a
-# user would, with apt, and checks it there: the installed app starts under Xvfb with
+# user would, with apt, and checks it there: lintian finds nothing to say about it (no
+# error, no warning), `man` finds the manual, bash completes `casebook mission <TAB>`,
+# the AppStream metainfo validates; the installed app starts under Xvfb with
 # a WebDriver session, a .docx opened through its MIME association (`gio open`, the
 # installed desktop entry) arrives as a card in that window, `casebook --version`
 # answers, and `apt purge` leaves none of the package's files. Root (chroot, mounts).
@@ -68,15 +70,35 @@ in_root() {
 in_root apt-get update -q
 in_root apt-get install -y -q --no-install-recommends \
   xvfb xauth dbus dbus-x11 webkit2gtk-driver libglib2.0-bin xdg-utils desktop-file-utils \
-  shared-mime-info python3 >/dev/null
+  shared-mime-info python3 lintian man-db bash-completion appstream >/dev/null
 echo "=== apt install ./$(basename "$deb")"
 in_root bash -c "cd /tmp && apt-get install -y ./$(basename "$deb")"
 pkg=$(dpkg-deb --field "$deb" Package)
 echo "=== $pkg: Depends: $(in_root dpkg-query -W -f='${Depends}' "$pkg")"
 in_root dpkg -L "$pkg" > "$R/tmp/files.txt"
 
+echo "=== lintian $(basename "$deb")"
+in_root lintian --fail-on error,warning --display-info "/tmp/$(basename "$deb")"
+echo "lintian: clean (0 errors, 0 warnings)"
+
 in_root bash -s <<'CHECK'
 set -euo pipefail
+echo "=== man -w casebook: $(man -w casebook)"
+for page in casebook-app casebook-mission-start; do echo "man -w $page: $(man -w "$page")"; done
+man casebook 2>/dev/null | grep -q 'casebook-mission(1)' && echo "man casebook lists casebook-mission(1)"
+echo "=== bash: casebook mission <TAB>"
+got=$(bash --norc --noprofile -c '
+  source /usr/share/bash-completion/bash_completion
+  __load_completion casebook
+  COMP_WORDS=(casebook mission ""); COMP_CWORD=2; COMP_LINE="casebook mission "; COMP_POINT=${#COMP_LINE}
+  "$(complete -p casebook | sed -E "s/.*-F ([^ ]+).*/\1/")" casebook "" mission
+  printf "%s\n" "${COMPREPLY[@]}"' | sort | tr '\n' ' ')
+echo "$got"
+for sub in start watch list export cancel; do
+  [[ " $got " == *" $sub "* ]] || { echo "fresh-install: no '$sub' in the completion" >&2; exit 1; }
+done
+echo "=== appstreamcli validate"
+appstreamcli validate --no-net /usr/share/metainfo/app.casebook.desktop.metainfo.xml
 echo "=== the installed desktop entry"
 desktop-file-validate /usr/share/applications/Casebook.desktop && echo "Casebook.desktop is valid"
 grep -E '^(Exec|MimeType)=' /usr/share/applications/Casebook.desktop

@@ -3,6 +3,7 @@
 # already knows are skipped, so a second run costs a few dpkg queries.
 #   scripts/install-deps.sh build   # what `make run` needs
 #   scripts/install-deps.sh test    # build + what `make test` needs
+#   scripts/install-deps.sh package # build + what `make package` checks the packages with
 set -euo pipefail
 
 profile="${1:-build}"
@@ -19,12 +20,18 @@ test_pkgs=(
   libreoffice-writer-nogui libreoffice-impress-nogui
   imagemagick
   desktop-file-utils
+  # The package's configuration checks: its AppStream metainfo, its manual pages.
+  appstream man-db
+)
+package_pkgs=(
+  lintian rpm
 )
 
 case "$profile" in
   build) want=("${build_pkgs[@]}") ;;
   test) want=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
-  *) echo "usage: $0 build|test" >&2; exit 2 ;;
+  package) want=("${build_pkgs[@]}" "${package_pkgs[@]}") ;;
+  *) echo "usage: $0 build|test|package" >&2; exit 2 ;;
 esac
 
 missing=()

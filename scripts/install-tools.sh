@@ -1,6 +1,18 @@
 #!/usr/bin/env bash
-# Tools the tests need beyond Debian packages, installed once.
+# Tools beyond Debian packages, installed once.
+#   scripts/install-tools.sh          # what the tests need
+#   scripts/install-tools.sh package  # what `make package` needs
 set -euo pipefail
+if [ "${1:-test}" = package ]; then
+  # cargo-about reads the licences of every crate the programs link, for the
+  # package's copyright file (scripts/copyright.sh). About 4 minutes to build on two
+  # cores, once; its `cli` feature is the command itself.
+  if ! command -v cargo-about >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/cargo-about" ]; then
+    echo "install-tools: cargo install cargo-about" >&2
+    cargo install cargo-about --version 0.9.3 --features cli --locked --quiet
+  fi
+  exit 0
+fi
 if ! command -v tauri-driver >/dev/null 2>&1 && [ ! -x "$HOME/.cargo/bin/tauri-driver" ]; then
   echo "install-tools: cargo install tauri-driver" >&2
   cargo install tauri-driver --locked --quiet

@@ -1,6 +1,7 @@
 //! `casebook`: everything the app does, from a terminal or a script. An adapter
 //! over `casebook-core`, like the app: it shares the app's mission history.
 
+mod assets;
 mod output;
 
 use casebook_core::app::{BackendChoice, Casebook, Config};
@@ -222,6 +223,10 @@ fn exit_code(err: &Error) -> u8 {
 }
 
 fn main() -> ExitCode {
+    // Packaging: `casebook __package-assets DIR` writes the manual pages and completions.
+    if let Some(code) = assets::run_if_asked() {
+        return code;
+    }
     // One malloc arena: a command does one thing at a time, and every thread with its
     // own arena keeps its own high-water mark of the chunks a cite streams through.
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
