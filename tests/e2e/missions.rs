@@ -84,9 +84,13 @@ fn assert_no_repeats(ids: &[String]) {
 /// Fills the composer and starts the mission; returns the main window's handle and
 /// the preview as it was when Start was clicked.
 async fn start_mission(app: &App, budget: &str) -> (WindowHandle, String) {
+    start_mission_on(app, OBJECTIVE, budget).await
+}
+
+async fn start_mission_on(app: &App, text: &str, budget: &str) -> (WindowHandle, String) {
     app.click("nav-missions").await;
     let objective = app.testid("mission-objective").await;
-    objective.send_keys(OBJECTIVE).await.unwrap();
+    objective.send_keys(text).await.unwrap();
     let field = app.testid("mission-budget").await;
     field.clear().await.unwrap();
     field.send_keys(budget).await.unwrap();
@@ -718,5 +722,91 @@ async fn a_fast_stream_is_followed_to_its_end_and_scrolling_back_stops_it() {
         tokio::time::sleep(Duration::from_millis(150)).await;
         assert_eq!(status(&app).await, "running", "the mission still streams");
     }
+    app.close().await;
+}
+
+/// The sandbox speaking eve (generation B): a mission that asks a question holds for the
+/// person; clicking one of the options the service listed answers it and the turn goes
+/// on; a reply typed in the composer (Enter sends) starts the next turn, streamed into the
+/// same window.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_eve_mission_is_answered_by_clicking_an_option_and_takes_a_typed_reply() {
+    let _one = exclusive().await;
+    let app = App::launch(AppOptions {
+        env: vec![
+            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "5".into()),
+            ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), "120".into()),
+        ],
+        ..Default::default()
+    })
+    .await;
+    app.click("nav-settings").await;
+    let base = app
+        .testid("settings-active-url")
+        .await
+        .text()
+        .await
+        .unwrap();
+    sandbox_faults(&base, serde_json::json!({"missionProtocol": "eve-b"})).await;
+    let (main, _) = start_mission_on(
+        &app,
+        "An ambiguous question: does heat raise hospital admissions?",
+        "20.00",
+    )
+    .await;
+    switch_to_mission_window(&app, &main).await;
+    until_for(30, "the mission needs an answer", || async {
+        status(&app).await == "needs_input"
+    })
+    .await;
+    let card = app.wait_css("[data-testid=input-request]").await;
+    let request = card.attr("data-request-id").await.unwrap().unwrap();
+    assert!(!request.is_empty());
+    let options = app.all_css("[data-testid=input-option]").await;
+    assert!(options.len() >= 2, "the service's options, as buttons");
+    let chosen = options[0].attr("data-option-id").await.unwrap().unwrap();
+    assert!(
+        app.client
+            .find(Locator::Css("[data-testid=input-request-text]"))
+            .await
+            .is_ok(),
+        "free text is allowed for this question"
+    );
+    app.screenshot("mission-question").await;
+    options[0].click().await.unwrap();
+    until_for(30, "the answered turn goes on to its end", || async {
+        status(&app).await == "waiting"
+    })
+    .await;
+    assert!(
+        app.all_css("[data-testid=input-request]").await.is_empty(),
+        "the answered question is gone"
+    );
+    assert!(!chosen.is_empty());
+    let reply = app.testid("mission-reply").await;
+    reply.send_keys("And in Europe?").await.unwrap();
+    app.screenshot("mission-reply").await;
+    // Enter sends.
+    reply.send_keys("\u{E007}").await.unwrap();
+    until_for(30, "the reply's turn runs", || async {
+        status(&app).await == "running"
+    })
+    .await;
+    until_for(30, "and ends waiting again", || async {
+        status(&app).await == "waiting"
+    })
+    .await;
+    // The reply is on the timeline: found by the search over every event.
+    app.testid("timeline-search")
+        .await
+        .send_keys("And in Europe")
+        .await
+        .unwrap();
+    until_for(10, "the reply's own record, found by search", || async {
+        !app.all_css("[data-testid=event-card][data-event='message.received']")
+            .await
+            .is_empty()
+    })
+    .await;
     app.close().await;
 }

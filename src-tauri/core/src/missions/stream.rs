@@ -419,7 +419,7 @@ enum Ended {
     Clean,
     Dropped(String),
     /// eve's `stream.lease-ended`: reconnect at once from the cursor.
-    LeaseEnded,
+    LeaseOver,
     /// A turn's end was followed by nothing for [`SETTLE`].
     Settled,
 }
@@ -666,7 +666,7 @@ impl InvestigationClient {
                     });
                 }
                 if lines.lease_ended {
-                    break Ended::LeaseEnded;
+                    break Ended::LeaseOver;
                 }
                 fed?;
                 if let Some(id) = framing.committed_id() {
@@ -682,7 +682,7 @@ impl InvestigationClient {
                 });
             }
             let reason = match ended {
-                Ended::LeaseEnded | Ended::Settled => {
+                Ended::LeaseOver | Ended::Settled => {
                     // The server ended this response by design: straight back, no back-off.
                     on_update(WatchUpdate::Reconnecting {
                         attempt,
