@@ -217,7 +217,9 @@ impl<R: Runtime> Observer for WindowObserver<R> {
         let _ = self.0.emit_to("main", STATUS_EVENT, changed);
         let what = match status {
             MissionStatus::Waiting => "is waiting for you",
+            MissionStatus::NeedsInput => "needs your answer",
             MissionStatus::Complete => "is complete",
+            MissionStatus::Failed => "failed",
             _ => return,
         };
         let focused = self
