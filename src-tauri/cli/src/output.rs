@@ -255,6 +255,7 @@ pub fn print_conversation(record: &MissionRecord, c: &Conversation, json: bool) 
                 "sessionId": record.session_id,
                 "status": record.status,
                 "pending": c.pending,
+                "signIns": c.sign_ins,
                 "messages": c.messages,
             }))
         );
@@ -268,6 +269,22 @@ pub fn print_conversation(record: &MissionRecord, c: &Conversation, json: bool) 
             (Role::Assistant, false) => "agent",
         };
         println!("\n[{who}]\n{}", m.text.trim_end());
+    }
+    for s in &c.sign_ins {
+        println!(
+            "\n[sign in to {}] {}",
+            s.name,
+            s.description.as_deref().unwrap_or("")
+        );
+        if let Some(url) = &s.url {
+            println!("  open {url}");
+        }
+        if let Some(code) = &s.user_code {
+            println!("  and enter the code {code}");
+        }
+        if let Some(until) = &s.expires_at {
+            println!("  before {until}");
+        }
     }
     for p in &c.pending {
         println!(

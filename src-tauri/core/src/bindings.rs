@@ -49,6 +49,7 @@ pub fn typescript() -> String {
         crate::missions::conversation::Message,
         crate::missions::conversation::RequestOption,
         crate::missions::conversation::PendingRequest,
+        crate::missions::conversation::SignIn,
         crate::missions::conversation::Conversation,
         crate::missions::client::EventKind,
         crate::missions::client::MissionEvent,

@@ -164,7 +164,17 @@ requestId: string,
  */
 kind: string, prompt: string, options: Array<RequestOption>, allowFreeform: boolean, };
 
-export type Conversation = { messages: Array<Message>, pending: Array<PendingRequest>, };
+export type SignIn = { 
+/**
+ * What to sign in to (eve's `name`).
+ */
+name: string, description?: string, url?: string, userCode?: string, expiresAt?: string, };
+
+export type Conversation = { messages: Array<Message>, pending: Array<PendingRequest>, 
+/**
+ * Sign-ins asked for and not completed yet.
+ */
+signIns: Array<SignIn>, };
 
 export type EventKind = "turn_started" | "plan" | "search_query" | "source_found" | "evidence" | "finding_verified" | "spend_updated" | "report_final" | "turn_completed" | "turn_cancelled" | "session_waiting" | "session_completed" | "unknown";
 

@@ -257,13 +257,6 @@ impl MissionEvent {
         }
     }
 
-    /// A turn ends here: the case is waiting (for a message or an answer), complete or
-    /// failed (see [`crate::missions::eve::turn_end`]). An older turn's end is one too, so
-    /// a watcher decides from the newest records.
-    pub fn is_terminal(&self) -> bool {
-        crate::missions::eve::turn_end(self).is_some()
-    }
-
     /// The typed payload of a known kind; `None` for unknown kinds or data of
     /// another shape (the raw `data` is still there).
     pub fn payload(&self) -> Option<Payload> {

@@ -62,6 +62,27 @@ pub struct PendingRequest {
     pub allow_freeform: bool,
 }
 
+/// A sign-in the mission waits for: where to go, the code to type, until when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct SignIn {
+    /// What to sign in to (eve's `name`).
+    pub name: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub description: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub url: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub user_code: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub expires_at: Option<String>,
+}
+
 /// The conversation so far.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
@@ -69,6 +90,8 @@ pub struct PendingRequest {
 pub struct Conversation {
     pub messages: Vec<Message>,
     pub pending: Vec<PendingRequest>,
+    /// Sign-ins asked for and not completed yet.
+    pub sign_ins: Vec<SignIn>,
     /// The message each streaming part writes into (v26: turn and step; 27: part id).
     #[serde(skip)]
     #[ts(skip)]
@@ -169,10 +192,23 @@ impl Conversation {
                 }
             }
             "interaction.opened" => {
-                if let Some(p) = d
-                    .get("request")
-                    .and_then(|r| request_of(r, d.get("interactionId")))
-                {
+                let request = d.get("request");
+                if let Some(sign_in) = request.and_then(|r| r.get("signIn")) {
+                    let f = |k: &str| sign_in.get(k).and_then(Value::as_str).map(str::to_owned);
+                    self.sign_ins.push(SignIn {
+                        name: f("displayName")
+                            .or_else(|| f("name"))
+                            .unwrap_or_else(|| "a service".into()),
+                        description: request
+                            .and_then(|r| r.get("prompt"))
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                        url: f("url"),
+                        user_code: f("userCode"),
+                        expires_at: f("expiresAt"),
+                    });
+                }
+                if let Some(p) = request.and_then(|r| request_of(r, d.get("interactionId"))) {
                     self.pending.push(p);
                 }
             }
@@ -181,9 +217,37 @@ impl Conversation {
                     self.pending.retain(|p| p.request_id != id);
                 }
             }
-            // A cancelled turn withdraws what it asked.
-            "turn.cancelled" => self.pending.clear(),
-            "turn.settled" if s("outcome") == Some("cancelled") => self.pending.clear(),
+            "authorization.required" => {
+                let auth = d.get("authorization");
+                let a = |k: &str| {
+                    auth.and_then(|x| x.get(k))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                };
+                let name = s("name").unwrap_or("a service").to_owned();
+                self.sign_ins.retain(|x| x.name != name);
+                self.sign_ins.push(SignIn {
+                    name,
+                    description: s("description").map(str::to_owned),
+                    url: a("url"),
+                    user_code: a("userCode"),
+                    expires_at: a("expiresAt"),
+                });
+            }
+            "authorization.completed" => {
+                if let Some(name) = s("name") {
+                    self.sign_ins.retain(|x| x.name != name);
+                }
+            }
+            // A cancelled turn withdraws what it asked, sign-ins included (eve 0.70).
+            "turn.cancelled" => {
+                self.pending.clear();
+                self.sign_ins.clear();
+            }
+            "turn.settled" if s("outcome") == Some("cancelled") => {
+                self.pending.clear();
+                self.sign_ins.clear();
+            }
             _ => {}
         }
     }
@@ -359,6 +423,25 @@ mod tests {
         let mut c = Conversation::from_events([&asked]);
         c.apply(&ev("turn.cancelled", serde_json::json!({})));
         assert!(c.pending.is_empty());
+    }
+
+    #[test]
+    fn a_sign_in_shows_its_link_code_and_expiry_until_it_completes() {
+        let mut c = Conversation::from_events([&ev(
+            "authorization.required",
+            serde_json::json!({"name": "drive", "description": "Sign in to Drive",
+                "authorization": {"url": "https://example.org/device", "userCode": "ABCD-EFGH", "expiresAt": "2026-11-25T11:00:00Z"}}),
+        )]);
+        assert_eq!(c.sign_ins[0].user_code.as_deref(), Some("ABCD-EFGH"));
+        assert_eq!(
+            c.sign_ins[0].url.as_deref(),
+            Some("https://example.org/device")
+        );
+        c.apply(&ev(
+            "authorization.completed",
+            serde_json::json!({"name": "drive", "outcome": "authorized"}),
+        ));
+        assert!(c.sign_ins.is_empty());
     }
 
     #[test]

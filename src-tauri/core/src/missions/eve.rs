@@ -292,6 +292,15 @@ pub fn turn_end(e: &MissionEvent) -> Option<TurnEnd> {
     }
 }
 
+impl MissionEvent {
+    /// A turn ends here: the case is waiting (for a message or an answer), complete or
+    /// failed ([`turn_end`]; kept beside eve's vocabulary, which decides it). An older
+    /// turn's end is one too, so a watcher decides from the newest records.
+    pub fn is_terminal(&self) -> bool {
+        turn_end(self).is_some()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
