@@ -30,6 +30,12 @@ pub fn progress(what: String) -> impl Fn(Progress) + Send + Sync {
             } => {
                 format!("{what}: the service is busy; retry {attempt} of {of} in {seconds} s…")
             }
+            Progress::Uploading { sent, of } => {
+                format!("{what}: sending… {}%", sent * 100 / of.max(1))
+            }
+            Progress::Waiting { seconds } => {
+                format!("{what}: waiting for the service… {seconds} s")
+            }
             Progress::Receiving => format!("{what}: receiving…"),
         };
         eprint!("\r\x1b[2K{line}");
@@ -100,14 +106,24 @@ pub fn print_cited(cited: &Cited, saved: Option<&Path>, json: bool) {
             t.push_str(&format!("Saved {}\n", p.display()));
         }
         t.push_str(&format!(
-            "{} paragraph{} changed, {} citation{} inserted, {} reference{} added",
+            "{} paragraph{} changed, {} citation{} inserted",
             s.paragraphs_changed,
             plural(s.paragraphs_changed),
             s.citations_inserted,
             plural(s.citations_inserted),
-            s.references_added,
-            plural(s.references_added)
         ));
+        if s.citations_in_notes > 0 {
+            t.push_str(&format!(" ({} in speaker notes)", s.citations_in_notes));
+        }
+        if s.references_added > 0 {
+            t.push_str(&format!(
+                ", {} reference{} added",
+                s.references_added,
+                plural(s.references_added)
+            ));
+        } else {
+            t.push_str(", references unchanged");
+        }
         if let Some(note) = &cited.summary_note {
             t.push_str(&format!("\n{note}"));
         }

@@ -9,6 +9,7 @@ use crate::citations::documents::{self, DocumentInfo};
 use crate::citations::jobs::{
     self, CiteJobs, CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile,
 };
+use crate::citations::reader;
 use crate::error::{Error, ErrorCode, Result};
 use crate::keys::{KeyStatus, KeyStore, Service, SessionCookie, SessionSource};
 use crate::missions::client::{CancelAck, Delivered, FollowUp, InvestigationClient, MissionSpec};
@@ -280,12 +281,21 @@ impl Casebook {
         b.as_ref().ok_or_else(Self::no_backend)?.citations().await
     }
 
-    /// Checks dropped or browsed files, reading each once.
+    /// Checks dropped or browsed files, and finds their References sections with
+    /// Casebook's own reading, so a card can say before citing that there is none.
     pub async fn inspect(&self, paths: Vec<String>) -> Vec<DocumentInfo> {
         tokio::task::spawn_blocking(move || {
             paths
                 .iter()
-                .map(|p| documents::inspect(Path::new(p)))
+                .map(|p| {
+                    let mut info = documents::inspect(Path::new(p));
+                    if info.kind.is_some() {
+                        info.references = std::fs::File::open(p)
+                            .ok()
+                            .and_then(|f| reader::references_in(&f));
+                    }
+                    info
+                })
                 .collect()
         })
         .await

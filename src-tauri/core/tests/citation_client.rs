@@ -403,3 +403,40 @@ async fn a_large_document_that_fails_on_the_service_reports_that_failure() {
         }
     }
 }
+
+/// A cite that takes a while says where it is: sent, then how long the service has
+/// worked on it, then receiving.
+#[tokio::test]
+async fn a_slow_cite_says_it_is_waiting_for_the_service_with_the_time_so_far() {
+    let (s, client) = setup().await;
+    s.faults().set_latency(Duration::from_millis(3300));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("small.docx");
+    let bytes = data("docx/long-lorem-endnote.docx");
+    std::fs::write(&path, &bytes).unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let keep = seen.clone();
+    let progress = move |p: Progress| keep.lock().unwrap().push(p);
+    cite_either_way(&client, &path, &bytes, true, &progress)
+        .await
+        .unwrap();
+    let seen = seen.lock().unwrap().clone();
+    let waits: Vec<u64> = seen
+        .iter()
+        .filter_map(|p| match p {
+            Progress::Waiting { seconds } => Some(*seconds),
+            _ => None,
+        })
+        .collect();
+    assert!(matches!(seen[0], Progress::Sending { .. }), "{seen:?}");
+    assert!(
+        waits.contains(&0) && waits.contains(&2),
+        "counted up by the second: {seen:?}"
+    );
+    assert!(
+        waits.windows(2).all(|w| w[0] < w[1]),
+        "each second once: {waits:?}"
+    );
+    assert!(matches!(seen.last(), Some(Progress::Receiving)), "{seen:?}");
+    s.stop().await;
+}

@@ -173,16 +173,21 @@ fn pptx_paragraphs_match_python_pptx() {
         assert_eq!(doc.kind, DocKind::Pptx);
         assert_eq!(doc.references_heading, None, "{name}");
         let slides = expected[&name]["slides"].as_array().unwrap();
-        let mut want: Vec<(u32, String, Option<String>)> = Vec::new();
-        for (i, s) in slides.iter().enumerate() {
+        let notes = expected[&name]["notes"].as_array().unwrap();
+        // Each slide's paragraphs, then its speaker notes.
+        let mut want: Vec<(u32, String, Option<String>, bool)> = Vec::new();
+        for (i, (s, n)) in slides.iter().zip(notes).enumerate() {
             for (text, style) in texts(s) {
-                want.push((i as u32 + 1, text, style));
+                want.push((i as u32 + 1, text, style, false));
+            }
+            for (text, style) in texts(n) {
+                want.push((i as u32 + 1, text, style, true));
             }
         }
-        let got: Vec<(u32, String, Option<String>)> = doc
+        let got: Vec<(u32, String, Option<String>, bool)> = doc
             .paragraphs
             .iter()
-            .map(|p| (p.slide.unwrap(), norm(&p.text), p.style.clone()))
+            .map(|p| (p.slide.unwrap(), norm(&p.text), p.style.clone(), p.notes))
             .collect();
         assert_eq!(got, want, "{name}");
     }
@@ -199,9 +204,11 @@ fn reader_agrees_with_the_sandbox_parser() {
         let bytes = data(&name);
         let doc = reader::read(&bytes).unwrap();
         let theirs = casebook_sandbox::engine::parse(&bytes).unwrap();
+        // The sandbox's parse reports slides, not their speaker notes.
         let ours: Vec<(String, Option<u32>, Option<String>)> = doc
             .paragraphs
             .iter()
+            .filter(|p| !p.notes)
             .map(|p| (norm(&p.text), p.slide, p.style.clone()))
             .collect();
         let sandbox: Vec<(String, Option<u32>, Option<String>)> = theirs
@@ -549,4 +556,31 @@ fn a_part_inflating_past_the_cap_is_refused() {
         reader::read(&bytes).unwrap_err().code(),
         ErrorCode::TooLarge
     );
+}
+
+/// A card says before citing that a document has no References section: Casebook's
+/// own reading, no request.
+#[test]
+fn a_document_without_references_is_known_before_citing() {
+    let open = |name: &str| std::fs::File::open(data_dir().join(name)).unwrap();
+    let with = reader::references_in(&open("docx/citations-bibliography-toc.docx")).unwrap();
+    assert!(with > 0, "a bibliography's entries are counted: {with}");
+    let mut none = 0;
+    for name in fixture_names("docx")
+        .into_iter()
+        .chain(fixture_names("pptx"))
+    {
+        let n = reader::references_in(&open(&name)).unwrap();
+        let doc = reader::read(&data(&name)).unwrap();
+        assert_eq!(
+            n == 0,
+            doc.references_heading.is_none() || doc.references.is_empty(),
+            "{name}"
+        );
+        none += usize::from(n == 0);
+    }
+    assert!(none > 0, "some fixtures have no References section");
+    let garbage = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(garbage.path(), b"not a document").unwrap();
+    assert_eq!(reader::references_in(garbage.as_file()), None);
 }

@@ -10,7 +10,8 @@ in the paragraph, so for a paragraph that also holds tracked insertions, simple
 fields, smart tags, custom XML or inline content controls, the text is the paragraph's
 own w:t/w:tab/w:br runs read with lxml (not deleted, not the mc:Fallback copy, not a
 nested text box's). PowerPoint: python-pptx's paragraphs of every text frame and table
-cell on every slide, recursing into groups; "Title"/"Subtitle" for title placeholders.
+cell on every slide, recursing into groups; "Title"/"Subtitle" for title placeholders;
+and each slide's speaker notes (python-pptx's notes text frame, the body placeholder).
 Texts are as the libraries give them (tabs, "\\n", "\\v" kept); empty ones are kept.
 """
 
@@ -95,9 +96,19 @@ def shape_paragraphs(shape):
                     yield {"text": p.text, "style": None}
 
 
+def notes_paragraphs(slide):
+    if not slide.has_notes_slide:
+        return []
+    frame = slide.notes_slide.notes_text_frame
+    return [] if frame is None else [{"text": p.text, "style": None} for p in frame.paragraphs]
+
+
 def read_pptx(path):
     prs = pptx.Presentation(str(path))
-    return {"slides": [[p for s in slide.shapes for p in shape_paragraphs(s)] for slide in prs.slides]}
+    return {
+        "slides": [[p for s in slide.shapes for p in shape_paragraphs(s)] for slide in prs.slides],
+        "notes": [notes_paragraphs(slide) for slide in prs.slides],
+    }
 
 
 def main():

@@ -28,7 +28,13 @@ kind: DocKind | null,
 /**
  * Why the file cannot be cited, when it cannot.
  */
-problem: Error | null, };
+problem: Error | null, 
+/**
+ * The entries Casebook's own reading found in its References section: `Some(0)`
+ * when it has none, which a service may refuse, or answer by adding one. `None`
+ * when it was not read.
+ */
+references: number | null, };
 
 export type Service = "citations" | "investigations";
 
@@ -78,7 +84,11 @@ testHooks: boolean, };
 
 export type Health = { ok: boolean, baseUrl: string, detail: string, };
 
-export type Paragraph = { index: number, text: string, slide?: number, style?: string, };
+export type Paragraph = { index: number, text: string, slide?: number, style?: string, 
+/**
+ * A slide's speaker notes, not the slide itself (a service may cite both).
+ */
+notes?: boolean, };
 
 export type Parsed = { paragraphs: Array<Paragraph>, references: Array<string>, referencesHeading: string | null, 
 /**
@@ -102,13 +112,25 @@ export type OutputKind = "docx" | "pptx" | "text";
 
 export type Segment = { text: string, inserted: boolean, };
 
-export type ChangedParagraph = { index: number, slide: number | null, before: string, after: Array<Segment>, };
+export type ChangedParagraph = { index: number, slide: number | null, 
+/**
+ * In the slide's speaker notes.
+ */
+notes: boolean, before: string, after: Array<Segment>, };
 
-export type CiteSummary = { paragraphsChanged: number, citationsInserted: number, referencesAdded: number, changes: Array<ChangedParagraph>, };
+export type CiteSummary = { paragraphsChanged: number, 
+/**
+ * Every citation found in what citing added, wherever it stands in a paragraph.
+ */
+citationsInserted: number, 
+/**
+ * Of those, the ones in speaker notes.
+ */
+citationsInNotes: number, referencesAdded: number, changes: Array<ChangedParagraph>, };
 
 export type CiteSource = { "type": "document", path: string, } | { "type": "essay", text: string, };
 
-export type CiteProgress = { "type": "queued", jobId: string, } | { "type": "sending", bytes: number, } | { "type": "rateLimited", seconds: number, attempt: number, of: number, } | { "type": "receiving" } | { "type": "summarizing" };
+export type CiteProgress = { "type": "queued", jobId: string, } | { "type": "sending", bytes: number, } | { "type": "uploading", sent: number, of: number, } | { "type": "waiting", seconds: number, } | { "type": "rateLimited", seconds: number, attempt: number, of: number, } | { "type": "receiving" } | { "type": "summarizing" };
 
 export type CiteOutcome = { jobId: string, kind: OutputKind, size: number, summary: CiteSummary, 
 /**

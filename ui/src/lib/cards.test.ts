@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { cardFromDocument, cardFromEssay, citable, progressText, summaryText } from "./cards";
 
-const doc = { path: "/d/a.docx", name: "a.docx", size: 14470, kind: "docx" as const, problem: null };
+const doc = { path: "/d/a.docx", name: "a.docx", size: 14470, kind: "docx" as const, problem: null, references: 4 };
 
 describe("cards", () => {
   it("start ready or invalid from what Rust found", () => {
@@ -9,6 +9,19 @@ describe("cards", () => {
     const bad = cardFromDocument({ ...doc, kind: null, problem: { code: "legacy_format", message: "old" } });
     expect(bad.state).toBe("invalid");
     expect(citable([bad, cardFromDocument(doc)]).map((c) => c.key)).toEqual(["/d/a.docx"]);
+  });
+
+  it("say where a long cite is", () => {
+    expect(progressText({ type: "uploading", sent: 4_500_000, of: 9_000_000 })).toMatch(/^Sending… 50% of /);
+    expect(progressText({ type: "waiting", seconds: 42 })).toBe("Waiting for the service… 42 s");
+  });
+
+  it("say before citing that a document has no References section", () => {
+    expect(cardFromDocument(doc).note).toBeNull();
+    const none = cardFromDocument({ ...doc, references: 0 });
+    expect(none.note).toContain("No References section");
+    expect(none.state).toBe("ready");
+    expect(cardFromDocument({ ...doc, references: null }).note).toBeNull();
   });
 
   it("describe pasted text by its words", () => {
@@ -25,9 +38,20 @@ describe("cards", () => {
       jobId: "j",
       kind: "docx",
       size: 1,
-      summary: { paragraphsChanged: 1, citationsInserted: 3, referencesAdded: 2, changes: [] },
+      summary: { paragraphsChanged: 1, citationsInserted: 3, citationsInNotes: 0, referencesAdded: 2, changes: [] },
       summaryNote: null,
     });
     expect(text).toBe("1 paragraph changed · 3 citations inserted · 2 references added");
+  });
+
+  it("say where citations went and that the references stayed as they were", () => {
+    const text = summaryText({
+      jobId: "j",
+      kind: "pptx",
+      size: 1,
+      summary: { paragraphsChanged: 4, citationsInserted: 5, citationsInNotes: 2, referencesAdded: 0, changes: [] },
+      summaryNote: null,
+    });
+    expect(text).toBe("4 paragraphs changed · 5 citations inserted (2 in speaker notes) · references unchanged");
   });
 });

@@ -12,6 +12,8 @@ export interface Card {
   detail: string;
   state: CardState;
   problem: AppError | null;
+  /** What Casebook's own reading saw that the person should know before citing. */
+  note: string | null;
   progress: CiteProgress | null;
   jobId: string | null;
   outcome: CiteOutcome | null;
@@ -26,6 +28,10 @@ export function cardFromDocument(doc: DocumentInfo): Card {
     detail: `${kindLabel(doc.kind)} · ${formatBytes(doc.size)}`,
     state: doc.problem ? "invalid" : "ready",
     problem: doc.problem,
+    note:
+      doc.references === 0
+        ? "No References section found. The service may refuse this document, or add a References section of its own."
+        : null,
     progress: null,
     jobId: null,
     outcome: null,
@@ -38,6 +44,7 @@ export function cardFromEssay(text: string): Card {
   return {
     key: "essay",
     source: { type: "essay", text },
+    note: null,
     name: "Pasted text",
     detail: `Text · ${words} word${words === 1 ? "" : "s"}`,
     state: "ready",
@@ -62,6 +69,10 @@ export function progressText(p: CiteProgress | null): string {
       return "Waiting for a free slot…";
     case "sending":
       return `Sending ${formatBytes(p.bytes)}…`;
+    case "uploading":
+      return `Sending… ${Math.floor((p.sent * 100) / Math.max(1, p.of))}% of ${formatBytes(p.of)}`;
+    case "waiting":
+      return `Waiting for the service… ${p.seconds} s`;
     case "rateLimited":
       return `The service is busy: retrying in ${p.seconds} s (attempt ${p.attempt} of ${p.of})`;
     case "receiving":
@@ -75,9 +86,11 @@ export function progressText(p: CiteProgress | null): string {
 export function summaryText(o: CiteOutcome): string {
   const s = o.summary;
   const n = (count: number, one: string, many: string) => `${count} ${count === 1 ? one : many}`;
+  const citations = n(s.citationsInserted, "citation inserted", "citations inserted");
   return [
     n(s.paragraphsChanged, "paragraph changed", "paragraphs changed"),
-    n(s.citationsInserted, "citation inserted", "citations inserted"),
-    n(s.referencesAdded, "reference added", "references added"),
+    s.citationsInNotes > 0 ? `${citations} (${s.citationsInNotes} in speaker notes)` : citations,
+    // A service that cites from the document's own list adds none: say so plainly.
+    s.referencesAdded > 0 ? n(s.referencesAdded, "reference added", "references added") : "references unchanged",
   ].join(" · ");
 }

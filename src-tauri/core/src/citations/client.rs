@@ -267,6 +267,7 @@ fn known_fields(
                 text: s.clone(),
                 slide: None,
                 style: None,
+                notes: false,
             },
             Value::Object(o) => Paragraph {
                 index: number(o, "index").unwrap_or(position),
@@ -277,6 +278,7 @@ fn known_fields(
                     .to_owned(),
                 slide: number(o, "slide"),
                 style: o.get("style").and_then(Value::as_str).map(str::to_owned),
+                notes: false,
             },
             _ => return Err("has a paragraph that is neither text nor an object"),
         });

@@ -13,7 +13,7 @@ use ts_rs::TS;
 
 /// The services' request-body limit: the seed's "12 MB", read as decimal megabytes, the
 /// smaller reading, so a request that fits here fits either way.
-pub const MAX_REQUEST_BYTES: u64 = 12_000_000;
+pub const MAX_REQUEST_BYTES: u64 = crate::net::http::CONTRACT_REQUEST_BYTES;
 
 /// Bytes of JSON around the base64 of a document in a cite request
 /// (`{"fileBase64":"…","mode":"every_other","minCitations":…}`), generously rounded.
@@ -53,6 +53,10 @@ pub struct Paragraph {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub style: Option<String>,
+    /// A slide's speaker notes, not the slide itself (a service may cite both).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    #[ts(optional, as = "Option<bool>")]
+    pub notes: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
@@ -363,6 +367,10 @@ pub struct DocumentInfo {
     pub kind: Option<DocKind>,
     /// Why the file cannot be cited, when it cannot.
     pub problem: Option<Error>,
+    /// The entries Casebook's own reading found in its References section: `Some(0)`
+    /// when it has none, which a service may refuse, or answer by adding one. `None`
+    /// when it was not read.
+    pub references: Option<u32>,
 }
 
 /// A document read from disk once and checked: these exact bytes are what gets sent.
@@ -532,6 +540,7 @@ pub fn inspect(path: &Path) -> DocumentInfo {
         size,
         kind,
         problem,
+        references: None,
     }
 }
 

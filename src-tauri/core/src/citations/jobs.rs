@@ -48,6 +48,18 @@ pub enum CiteProgress {
         #[ts(type = "number")]
         bytes: u64,
     },
+    /// Part of the document has gone: a percentage can be shown.
+    Uploading {
+        #[ts(type = "number")]
+        sent: u64,
+        #[ts(type = "number")]
+        of: u64,
+    },
+    /// All sent; the service has been working on it this long.
+    Waiting {
+        #[ts(type = "number")]
+        seconds: u64,
+    },
     RateLimited {
         #[ts(type = "number")]
         seconds: u64,
@@ -62,6 +74,8 @@ impl From<Progress> for CiteProgress {
     fn from(p: Progress) -> Self {
         match p {
             Progress::Sending { bytes } => CiteProgress::Sending { bytes },
+            Progress::Uploading { sent, of } => CiteProgress::Uploading { sent, of },
+            Progress::Waiting { seconds } => CiteProgress::Waiting { seconds },
             Progress::RateLimited {
                 seconds,
                 attempt,
@@ -213,6 +227,7 @@ pub async fn cite_source(
             CiteSummary {
                 paragraphs_changed: 0,
                 citations_inserted: 0,
+                citations_in_notes: 0,
                 references_added: 0,
                 changes: Vec::new(),
             },

@@ -60,6 +60,16 @@ fn read_package<R: Read + Seek>(mut pkg: Package<R>, kind: DocKind) -> Result<Lo
 
 /// "References", "Bibliography", "Works Cited" or "Sources", in any case, maybe
 /// with a trailing colon.
+/// How many entries the References section of the document in `file` has: `Some(0)`
+/// when it has none; `None` when the file cannot be read as a document.
+pub fn references_in(file: &std::fs::File) -> Option<u32> {
+    let doc = read_file(file).ok()?;
+    Some(match doc.references_heading {
+        Some(_) => u32::try_from(doc.references.len()).unwrap_or(u32::MAX),
+        None => 0,
+    })
+}
+
 pub fn is_references_heading(text: &str) -> bool {
     let t = text.trim().trim_end_matches(':').trim_end();
     ["references", "bibliography", "works cited", "sources"]
@@ -551,6 +561,7 @@ fn read_docx<R: Read + Seek>(pkg: &mut Package<R>) -> Result<LocalDocument> {
                 text: p.text,
                 slide: None,
                 style: p.style,
+                notes: false,
             });
         }
     }
@@ -666,6 +677,8 @@ fn read_pptx<R: Read + Seek>(pkg: &mut Package<R>) -> Result<LocalDocument> {
     })?;
 
     let mut slides: Vec<Vec<SlidePara>> = Vec::with_capacity(ids.len().min(4096));
+    // Each slide's speaker notes (the notes page's body placeholder).
+    let mut notes: Vec<Vec<SlidePara>> = Vec::with_capacity(ids.len().min(4096));
     let mut total = 0usize;
     for (n, rid) in ids.iter().enumerate() {
         let part = rels
@@ -679,9 +692,22 @@ fn read_pptx<R: Read + Seek>(pkg: &mut Package<R>) -> Result<LocalDocument> {
                 ))
             })?;
         let xml = pkg.require(&part)?;
-        let paras = slide_paragraphs(&xml, &part, MAX_PARAGRAPHS - total)?;
+        let paras = slide_paragraphs(&xml, &part, MAX_PARAGRAPHS - total, false)?;
         total += paras.len();
         slides.push(paras);
+        let notes_part = read_rels(pkg, &part)?
+            .into_iter()
+            .find(|r| r.rel_type.ends_with("/notesSlide"))
+            .and_then(|r| r.part);
+        let said = match notes_part {
+            Some(np) => match pkg.read(&np)? {
+                Some(xml) => slide_paragraphs(&xml, &np, MAX_PARAGRAPHS - total, true)?,
+                None => Vec::new(),
+            },
+            None => Vec::new(),
+        };
+        total += said.len();
+        notes.push(said);
     }
 
     let title_of = |s: &[SlidePara]| -> (String, Vec<bool>) {
@@ -718,7 +744,7 @@ fn read_pptx<R: Read + Seek>(pkg: &mut Package<R>) -> Result<LocalDocument> {
         references_heading: None,
         references: Vec::new(),
     };
-    for (si, s) in slides.into_iter().enumerate() {
+    for (si, (s, said)) in slides.into_iter().zip(notes).enumerate() {
         if Some(si) == refs_at {
             let (heading, is_title) = title_of(&s);
             doc.references_heading = Some(heading);
@@ -730,26 +756,35 @@ fn read_pptx<R: Read + Seek>(pkg: &mut Package<R>) -> Result<LocalDocument> {
             );
             continue;
         }
-        for p in s {
+        for (p, is_notes) in s
+            .into_iter()
+            .map(|p| (p, false))
+            .chain(said.into_iter().map(|p| (p, true)))
+        {
             doc.paragraphs.push(Paragraph {
                 index: doc.paragraphs.len() as u32,
                 text: p.text,
                 slide: Some(si as u32 + 1),
                 style: p.style.map(str::to_owned),
+                notes: is_notes,
             });
         }
     }
     Ok(doc)
 }
 
-/// A slide's non-blank paragraphs in shape order: shapes, groups, tables.
-fn slide_paragraphs(xml: &[u8], part: &str, room: usize) -> Result<Vec<SlidePara>> {
+/// A slide's non-blank paragraphs in shape order: shapes, groups, tables. For a notes
+/// page (`notes`), only its body placeholder's: the notes, not the slide's image, number,
+/// date, header or footer.
+fn slide_paragraphs(xml: &[u8], part: &str, room: usize, notes: bool) -> Result<Vec<SlidePara>> {
     let mut frames: Vec<AKind> = Vec::new();
     let mut skip_from: Option<usize> = None;
     // The placeholder style of each open shape, innermost last.
     let mut shapes: Vec<Option<&'static str>> = Vec::new();
     let mut open: Vec<usize> = Vec::new();
     let mut paras: Vec<SlidePara> = Vec::new();
+    // Notes: the depth of the open shape that is the notes' body placeholder (0: none).
+    let mut notes_body = 0usize;
     walk(xml, part, |ev| {
         match ev {
             Ev::Open(e) => {
@@ -761,6 +796,8 @@ fn slide_paragraphs(xml: &[u8], part: &str, room: usize) -> Result<Vec<SlidePara
                 let mut kind = AKind::Other;
                 if skip_from.is_none() {
                     match (e.ns, e.local) {
+                        (Ns::A, b"p")
+                            if notes && (notes_body == 0 || notes_body > shapes.len()) => {}
                         (Ns::A, b"p") => {
                             if paras.len() >= room {
                                 return Err(too_many());
@@ -787,10 +824,14 @@ fn slide_paragraphs(xml: &[u8], part: &str, room: usize) -> Result<Vec<SlidePara
                         (Ns::P, b"nvPr") if parent == Some(AKind::NvSpPr) => kind = AKind::NvPr,
                         (Ns::P, b"ph") if parent == Some(AKind::NvPr) => {
                             let style = match e.attr(None, "type").as_deref() {
+                                _ if notes => None,
                                 Some("title" | "ctrTitle") => Some("Title"),
                                 Some("subTitle") => Some("Subtitle"),
                                 _ => None,
                             };
+                            if notes && e.attr(None, "type").as_deref() == Some("body") {
+                                notes_body = shapes.len();
+                            }
                             if let Some(s) = shapes.last_mut() {
                                 *s = style;
                             }
@@ -806,6 +847,9 @@ fn slide_paragraphs(xml: &[u8], part: &str, room: usize) -> Result<Vec<SlidePara
                         open.pop();
                     }
                     Some(AKind::Shape) => {
+                        if notes_body == shapes.len() {
+                            notes_body = 0;
+                        }
                         shapes.pop();
                     }
                     _ => {}

@@ -23,6 +23,8 @@ pub struct Segment {
 pub struct ChangedParagraph {
     pub index: u32,
     pub slide: Option<u32>,
+    /// In the slide's speaker notes.
+    pub notes: bool,
     pub before: String,
     pub after: Vec<Segment>,
 }
@@ -32,7 +34,10 @@ pub struct ChangedParagraph {
 #[ts(rename_all = "camelCase")]
 pub struct CiteSummary {
     pub paragraphs_changed: u32,
+    /// Every citation found in what citing added, wherever it stands in a paragraph.
     pub citations_inserted: u32,
+    /// Of those, the ones in speaker notes.
+    pub citations_in_notes: u32,
     pub references_added: u32,
     pub changes: Vec<ChangedParagraph>,
 }
@@ -122,6 +127,7 @@ pub fn read_essay(text: &str) -> Essay {
                 text: block.join("\n"),
                 slide: None,
                 style: None,
+                notes: false,
             });
             block.clear();
         }
@@ -160,22 +166,26 @@ fn compare(
 ) -> CiteSummary {
     let mut changes = Vec::new();
     let mut citations = 0u32;
+    let mut in_notes = 0u32;
     for (i, new) in after.iter().enumerate() {
         let old = before.get(i).map(|p| p.text.as_str()).unwrap_or("");
         if old == new.text {
             continue;
         }
         let segments = diff(old, &new.text);
-        citations = citations.saturating_add(
-            segments
-                .iter()
-                .filter(|s| s.inserted)
-                .map(|s| count_citations(&s.text))
-                .fold(0u32, u32::saturating_add),
-        );
+        let found = segments
+            .iter()
+            .filter(|s| s.inserted)
+            .map(|s| count_citations(&s.text))
+            .fold(0u32, u32::saturating_add);
+        citations = citations.saturating_add(found);
+        if new.notes {
+            in_notes = in_notes.saturating_add(found);
+        }
         changes.push(ChangedParagraph {
             index: new.index,
             slide: new.slide,
+            notes: new.notes,
             before: old.to_owned(),
             after: segments,
         });
@@ -183,6 +193,7 @@ fn compare(
     CiteSummary {
         paragraphs_changed: u32::try_from(changes.len()).unwrap_or(u32::MAX),
         citations_inserted: citations,
+        citations_in_notes: in_notes,
         references_added: u32::try_from(after_refs.saturating_sub(before_refs)).unwrap_or(u32::MAX),
         changes,
     }
@@ -301,7 +312,11 @@ pub fn count_citations(text: &str) -> u32 {
         let found = if closer == ')' {
             author_year(inner, &text[..open])
         } else {
-            numeric(inner)
+            // "[3]", "[1-3]"; or author-year in brackets, "[Smith 2019; Lee 2020]".
+            match numeric(inner) {
+                0 => author_year(inner, &text[..open]),
+                n => n,
+            }
         };
         n = n.saturating_add(found);
         at = open + 1 + len + 1;
@@ -385,6 +400,64 @@ fn numeric(inner: &str) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn citations_are_found_mid_sentence_in_any_shape_and_in_speaker_notes() {
+        let p = |index: u32, text: &str, notes: bool| Paragraph {
+            index,
+            text: text.into(),
+            slide: Some(1),
+            style: None,
+            notes,
+        };
+        let before = [
+            p(
+                0,
+                "Heat waves raise admissions. Older people are most at risk.",
+                false,
+            ),
+            p(
+                1,
+                "Mention the 2003 heat wave here. Then the cohort study.",
+                true,
+            ),
+        ];
+        let after = [
+            p(
+                0,
+                "Heat waves raise admissions [3]. Older people are most at risk (Smith & Jones, 2019; Lee et al., 2020).",
+                false,
+            ),
+            p(
+                1,
+                "Mention the 2003 heat wave here (Buzan, 2010). Then the cohort study.",
+                true,
+            ),
+        ];
+        let s = compare(&before, 4, &after, 4);
+        assert_eq!(s.paragraphs_changed, 2);
+        assert_eq!(s.citations_inserted, 4);
+        assert_eq!(s.citations_in_notes, 1);
+        assert_eq!(s.references_added, 0);
+        assert!(s.changes[1].notes && !s.changes[0].notes);
+        let inserted: Vec<&str> = s.changes[1]
+            .after
+            .iter()
+            .filter(|x| x.inserted)
+            .map(|x| x.text.as_str())
+            .collect();
+        assert_eq!(
+            inserted,
+            [" (Buzan, 2010)"],
+            "the citation inside the sentence, before its full stop"
+        );
+        assert_eq!(
+            count_citations(" [Smith 2019; Lee et al. 2020]"),
+            2,
+            "bracketed author-year"
+        );
+        assert_eq!(count_citations(" [Smith, 2019]"), 1);
+    }
     use crate::citations::documents::Paragraph;
 
     fn parsed(paras: &[&str], refs: usize) -> Parsed {
@@ -397,6 +470,7 @@ mod tests {
                     text: (*t).into(),
                     slide: None,
                     style: None,
+                    notes: false,
                 })
                 .collect(),
             references: (0..refs).map(|i| format!("Ref {i}")).collect(),

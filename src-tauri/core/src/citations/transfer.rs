@@ -28,6 +28,8 @@ pub(crate) struct DocumentBody {
     tail: Bytes,
     /// Why streaming stopped, when the cause is the file rather than the network.
     problem: Arc<Mutex<Option<Error>>>,
+    /// Bytes handed to the transport so far in this attempt (for the upload's progress).
+    sent: Arc<std::sync::atomic::AtomicU64>,
 }
 
 enum Part {
@@ -50,6 +52,7 @@ impl DocumentBody {
             head: Bytes::from_static(head),
             tail: Bytes::from(tail),
             problem: Arc::default(),
+            sent: Arc::default(),
         })
     }
 
@@ -58,10 +61,11 @@ impl DocumentBody {
         &self,
     ) -> impl futures_util::Stream<Item = std::io::Result<Bytes>> + Send + 'static {
         let me = self.clone();
+        me.sent.store(0, std::sync::atomic::Ordering::Relaxed);
         futures_util::stream::try_unfold(Part::Head, move |part| {
             let me = me.clone();
             async move {
-                Ok::<_, std::io::Error>(match part {
+                let next = match part {
                     Part::Head => Some((me.head.clone(), Part::Document(0))),
                     Part::Document(offset) => {
                         let reading = me.clone();
@@ -79,7 +83,12 @@ impl DocumentBody {
                     }
                     Part::Tail => Some((me.tail.clone(), Part::Done)),
                     Part::Done => None,
-                })
+                };
+                if let Some((chunk, _)) = &next {
+                    me.sent
+                        .fetch_add(chunk.len() as u64, std::sync::atomic::Ordering::Relaxed);
+                }
+                Ok::<_, std::io::Error>(next)
             }
         })
     }
@@ -132,6 +141,10 @@ impl Streamed for DocumentBody {
 
     fn body(&self) -> reqwest::Body {
         reqwest::Body::wrap_stream(self.chunks())
+    }
+
+    fn sent(&self) -> u64 {
+        self.sent.load(std::sync::atomic::Ordering::Relaxed)
     }
 }
 

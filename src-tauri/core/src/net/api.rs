@@ -5,7 +5,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::keys::ApiKey;
 use crate::net::connection::Connection;
 use crate::net::http::{
-    MAX_JSON_ANSWER_BYTES, Progress, REQUEST_TIMEOUT, RetryPolicy, error_from, read_limited,
+    MAX_JSON_ANSWER_BYTES, Progress, REQUEST_TIMEOUT, RetryPolicy, error_from_sent, read_limited,
     with_retries,
 };
 use std::time::Duration;
@@ -17,6 +17,53 @@ pub(crate) struct Limits {
     pub timeout: Duration,
     /// Sending it again changes nothing on the service, so a dropped connection is retried.
     pub resendable: bool,
+}
+
+/// How often a request in flight reports where it is.
+const PROGRESS_EVERY: Duration = Duration::from_millis(250);
+
+/// `send` (a request on its way), reporting while it runs: how much of a streamed body
+/// has gone, then, once all of it has, how long the service has been working on it.
+async fn watched<F>(
+    send: F,
+    payload: &Payload,
+    progress: &(dyn Fn(Progress) + Send + Sync),
+) -> reqwest::Result<reqwest::Response>
+where
+    F: std::future::Future<Output = reqwest::Result<reqwest::Response>>,
+{
+    let total = payload.len();
+    let mut tick = tokio::time::interval(PROGRESS_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    tick.tick().await;
+    let mut sent_all: Option<tokio::time::Instant> = None;
+    let mut said = (u64::MAX, u64::MAX);
+    tokio::pin!(send);
+    loop {
+        tokio::select! {
+            done = &mut send => return done,
+            _ = tick.tick() => {
+                let sent = match payload {
+                    Payload::Streamed(d) => d.sent().min(total),
+                    // A body in memory goes in one write.
+                    Payload::Bytes(_) => total,
+                };
+                if sent < total {
+                    if said.0 != sent {
+                        progress(Progress::Uploading { sent, of: total });
+                        said.0 = sent;
+                    }
+                } else {
+                    let since = *sent_all.get_or_insert_with(tokio::time::Instant::now);
+                    let seconds = since.elapsed().as_secs();
+                    if said.1 != seconds {
+                        progress(Progress::Waiting { seconds });
+                        said.1 = seconds;
+                    }
+                }
+            }
+        }
+    }
 }
 
 impl Limits {
@@ -39,6 +86,8 @@ pub(crate) trait Streamed: Send + Sync {
     /// Why sending stopped, when the source (a file that changed) rather than the
     /// network stopped it: that is the reason to show.
     fn problem(&self) -> Option<Error>;
+    /// Bytes handed to the transport so far in this attempt.
+    fn sent(&self) -> u64;
 }
 
 /// What a request carries.
@@ -125,7 +174,7 @@ impl ApiClient {
                     .header(reqwest::header::CONTENT_LENGTH, d.content_length())
                     .body(d.body()),
             };
-            req.send()
+            watched(req.send(), payload, progress)
         })
         .await
         .map_err(|e| match payload {
@@ -143,7 +192,8 @@ impl ApiClient {
             .with_status(resp.status().as_u16()));
         }
         if !resp.status().is_success() {
-            return Err(self.key.scrub(error_from(resp, what).await));
+            let e = error_from_sent(resp, what, Some(payload.len())).await;
+            return Err(self.key.scrub(e));
         }
         progress(Progress::Receiving);
         Ok(resp)

@@ -9,6 +9,25 @@ use std::time::{Duration, SystemTime};
 /// How long to wait when a 429 has no readable `Retry-After`.
 const DEFAULT_RETRY_AFTER: Duration = Duration::from_secs(5);
 
+/// What a 413 means, given the size sent when known.
+fn too_large_message(sent: Option<u64>) -> String {
+    let mb = |n: u64| n as f64 / 1_000_000.0;
+    match sent {
+        Some(n) if n <= CONTRACT_REQUEST_BYTES => format!(
+            "The service, or something in front of it, accepts less than the 12 MB the contract allows: it refused this {:.1} MB request.",
+            mb(n)
+        ),
+        Some(n) => format!(
+            "The request is {:.1} MB, more than the service accepts (12 MB).",
+            mb(n)
+        ),
+        None => "The request is larger than the service accepts (12 MB).".to_owned(),
+    }
+}
+
+/// The request-body limit the contract states ("12 MB", read as decimal megabytes).
+pub const CONTRACT_REQUEST_BYTES: u64 = 12_000_000;
+
 /// The largest answer of the small JSON calls (start a mission, cancel, health).
 pub const MAX_JSON_ANSWER_BYTES: u64 = 1_000_000;
 
@@ -86,6 +105,10 @@ impl Default for RetryPolicy {
 pub enum Progress {
     /// The request is being sent (`bytes` in its body).
     Sending { bytes: u64 },
+    /// Of a body streamed from a file, `sent` bytes of `of` have gone.
+    Uploading { sent: u64, of: u64 },
+    /// All of it was sent; the service has been working on it for `seconds`.
+    Waiting { seconds: u64 },
     /// Refused for now (a 429, or the connection closed under a resendable request):
     /// retrying in `seconds` (counted down once a second), attempt `attempt` of `of`.
     RateLimited { seconds: u64, attempt: u32, of: u32 },
@@ -113,6 +136,16 @@ pub(crate) fn retry_after(resp: &reqwest::Response) -> Duration {
 
 /// The error for a non-success answer. `what` names the call for the message.
 pub(crate) async fn error_from(resp: reqwest::Response, what: &str) -> Error {
+    error_from_sent(resp, what, None).await
+}
+
+/// [`error_from`] for a request of `sent` bytes: a 413 for one within the contract's
+/// 12 MB says that the service, or something in front of it, takes less.
+pub(crate) async fn error_from_sent(
+    resp: reqwest::Response,
+    what: &str,
+    sent: Option<u64>,
+) -> Error {
     let status = resp.status();
     let wait = (status.as_u16() == 429).then(|| retry_after(&resp));
     let (body, cut) = read_prefix(resp, MAX_ERROR_BODY_BYTES).await;
@@ -128,10 +161,7 @@ pub(crate) async fn error_from(resp: reqwest::Response, what: &str) -> Error {
             ErrorCode::Conflict,
             format!("{what}: conflicts with the current state."),
         ),
-        413 => (
-            ErrorCode::TooLarge,
-            "The request is larger than the service accepts (12 MB).".to_owned(),
-        ),
+        413 => (ErrorCode::TooLarge, too_large_message(sent)),
         429 => (
             ErrorCode::RateLimited,
             "The service is rate limiting requests.".to_owned(),
@@ -175,15 +205,52 @@ pub(crate) fn server_message(body: &[u8]) -> Option<String> {
             .or_else(|| v.get("message").and_then(pick))
             .or_else(|| v.get("error").and_then(pick))
             .or_else(|| v.get("detail").and_then(pick))
+            // RFC 9457 problem details: `detail` when given, else the `title`.
+            .or_else(|| v.get("title").and_then(pick))
             .map(|s| excerpt(&s));
     }
     let text = String::from_utf8_lossy(body);
     let text = text.trim();
-    // An HTML error page says nothing a person needs here.
-    if text.is_empty() || text.starts_with('<') {
+    if text.is_empty() {
         return None;
     }
+    // An HTML page from something in front of the service (a proxy, a platform): its
+    // title or first heading is its sentence ("413 Request Entity Too Large").
+    if text.starts_with('<') {
+        return html_heading(text).map(|s| excerpt(&s));
+    }
     Some(excerpt(text))
+}
+
+/// The text of an HTML page's `<title>`, else its first `<h1>`, tags and entities aside.
+fn html_heading(page: &str) -> Option<String> {
+    let lower = page.to_ascii_lowercase();
+    let inner = |tag: &str| {
+        let open = lower.find(&format!("<{tag}"))?;
+        let start = open + lower[open..].find('>')? + 1;
+        let end = start + lower[start..].find(&format!("</{tag}"))?;
+        Some(&page[start..end])
+    };
+    let raw = inner("title").or_else(|| inner("h1"))?;
+    let mut text = String::new();
+    let mut in_tag = false;
+    for c in raw.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => in_tag = false,
+            c if !in_tag => text.push(c),
+            _ => {}
+        }
+    }
+    let text = text
+        .replace("&amp;", "&")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&nbsp;", " ");
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!text.is_empty()).then_some(text)
 }
 
 /// The service's own code for a failure: eve's `code` beside `error`, or `error.code`.
@@ -349,6 +416,18 @@ mod tests {
     }
 
     #[test]
+    fn a_413_within_12_mb_says_something_accepts_less_with_the_size_sent() {
+        let m = too_large_message(Some(5_200_000));
+        assert!(
+            m.contains("something in front of it") && m.contains("5.2 MB"),
+            "{m}"
+        );
+        let m = too_large_message(Some(13_000_000));
+        assert!(m.contains("13.0 MB") && m.contains("12 MB"), "{m}");
+        assert!(too_large_message(None).contains("12 MB"));
+    }
+
+    #[test]
     fn eve_error_bodies_give_their_message_and_code() {
         let body =
             br#"{"ok":false,"code":"session_not_ready","error":"The session is not ready yet."}"#;
@@ -377,6 +456,20 @@ mod tests {
             (br#"{"detail":"Missing field"}"#, Some("Missing field")),
             (b"plain words", Some("plain words")),
             (b"<html><body>502</body></html>", None),
+            (
+                b"<html><head><title>413 Request Entity Too Large</title></head><body><center><h1>413 Request Entity Too Large</h1></center><hr><center>nginx</center></body></html>",
+                Some("413 Request Entity Too Large"),
+            ),
+            (b"<!DOCTYPE html><h1>Bad &amp; <b>gone</b></h1>", Some("Bad & gone")),
+            (
+                br#"{"type":"about:blank","title":"Payload too large","status":413}"#,
+                Some("Payload too large"),
+            ),
+            (
+                br#"{"type":"x","title":"Bad request","status":400,"detail":"minCitations must be at least 1"}"#,
+                Some("minCitations must be at least 1"),
+            ),
+            (b"Request body too large", Some("Request body too large")),
             (b"", None),
             (br#"{"other":1}"#, None),
         ];
