@@ -32,6 +32,7 @@
 //! `--mission-pace-ms` / `--mission-events`), and failing that the sandbox's pace and
 //! a length the mission picks.
 
+mod ending;
 mod eve;
 mod message;
 mod script;

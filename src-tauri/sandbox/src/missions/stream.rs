@@ -6,6 +6,7 @@
 //! broadcast of events, so a slow client can never lag and lose events: it simply
 //! reads further behind in the log.
 
+use super::ending::{End, queued_or_end};
 use super::session::{Event, Session, Status};
 use crate::faults::Cut;
 use crate::{EventIds, Faults};
@@ -22,18 +23,6 @@ use tokio::sync::watch;
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// Events copied out of the log per lock, so a long replay never holds up the runner.
 const BATCH: usize = 256;
-/// A cut connection lingers this long first, so the events it did send are flushed
-/// to the client before the connection is reset.
-const CUT_AFTER: Duration = Duration::from_millis(20);
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum End {
-    No,
-    /// The turn is over: finish the response normally.
-    Clean,
-    /// The drop-stream fault: abort the connection mid-response.
-    Cut,
-}
 
 struct Streamer {
     session: Arc<Session>,
@@ -178,21 +167,8 @@ pub fn response(
 
 async fn step(mut s: Streamer) -> Option<(Result<Bytes, std::io::Error>, Streamer)> {
     loop {
-        if let Some(chunk) = s.pending.pop_front() {
-            return Some((Ok(chunk), s));
-        }
-        match s.end {
-            End::Clean => return None,
-            End::Cut => {
-                tokio::time::sleep(CUT_AFTER).await;
-                s.end = End::Clean;
-                let cut = std::io::Error::new(
-                    std::io::ErrorKind::ConnectionAborted,
-                    "injected fault: event stream dropped",
-                );
-                return Some((Err(cut), s));
-            }
-            End::No => {}
+        if let Some(item) = queued_or_end(&mut s.pending, &mut s.end).await {
+            return item.map(|chunk| (chunk, s));
         }
         if s.silence_due() {
             let (_, pause) = s.silence.take().unwrap_or_default();

@@ -4,6 +4,7 @@
 use super::agent::Ev;
 use super::{EveSession, Rec};
 use crate::faults::Cut;
+use crate::missions::ending::{End, queued_or_end};
 use crate::missions::session::{now_ms, random_u64, rfc3339};
 use crate::{Faults, MissionProtocol};
 use axum::body::Body;
@@ -20,7 +21,6 @@ use tokio::time::Instant;
 /// Silence before a heartbeat.
 const HEARTBEAT: Duration = Duration::from_secs(10);
 const BATCH: usize = 256;
-const CUT_AFTER: Duration = Duration::from_millis(20);
 
 pub fn stream_version(proto: MissionProtocol) -> &'static str {
     match proto {
@@ -373,13 +373,6 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
     })
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum End {
-    No,
-    Clean,
-    Cut,
-}
-
 struct Streamer {
     session: Arc<EveSession>,
     grown: watch::Receiver<u64>,
@@ -491,21 +484,8 @@ pub fn response(
 
 async fn step(mut s: Streamer) -> Option<(Result<Bytes, std::io::Error>, Streamer)> {
     loop {
-        if let Some(chunk) = s.pending.pop_front() {
-            return Some((Ok(chunk), s));
-        }
-        match s.end {
-            End::Clean => return None,
-            End::Cut => {
-                tokio::time::sleep(CUT_AFTER).await;
-                s.end = End::Clean;
-                let cut = std::io::Error::new(
-                    std::io::ErrorKind::ConnectionAborted,
-                    "injected fault: event stream dropped",
-                );
-                return Some((Err(cut), s));
-            }
-            End::No => {}
+        if let Some(item) = queued_or_end(&mut s.pending, &mut s.end).await {
+            return item.map(|chunk| (chunk, s));
         }
         if *s.stop.borrow() {
             return None;
