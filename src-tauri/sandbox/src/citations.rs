@@ -1,4 +1,11 @@
 //! The citation service: health, parse, cite, and the account endpoint.
+//!
+//! A cite reads its options from the request and from the variants in force
+//! ([`crate::CiteVariants`]): `requireReferences` refuses a document without a
+//! References section (422), `unseeded` draws a fresh seed, `scrubMetadata` blanks
+//! the output's docProps, `slowCiteMs` holds the answer; style, placement, shape and
+//! notes go to the engine. Error families and the front's body limit are applied
+//! around every citation route, in [`crate::faults`].
 
 use crate::auth::{admit, error, error_with};
 use crate::body::{read_limited, whole_number};

@@ -1,6 +1,10 @@
 //! The sandbox's document engine: reads Word (.docx), PowerPoint (.pptx) and plain
 //! text, and writes APA-style citations and a reference list into them.
 //!
+//! How and where citations are written, and from which works, can change
+//! ([`style`]): the document's own reference list, inside sentences, numeric or
+//! bracketed, speaker notes too; by default the engine does what it always did.
+//!
 //! Office files are edited by splicing new markup into the original XML at byte
 //! offsets, and untouched ZIP entries are copied raw, so a cited document differs
 //! from the upload only where citations and references were added.
