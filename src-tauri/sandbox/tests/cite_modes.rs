@@ -862,3 +862,63 @@ async fn unknown_variant_names_are_refused() {
     let _ = ErrorFamily::Default;
     sb.stop().await;
 }
+
+/// Kills the child it holds when dropped, so a failing test leaves no sandbox behind.
+struct Child(std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn the_binary_takes_the_variants_as_flags() {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_casebook-sandbox"))
+        .args([
+            "--require-references",
+            "--error-family",
+            "problem",
+            "--cite-style",
+            "existing",
+            "--placement",
+            "inside",
+            "--cite-shape",
+            "bracketed",
+            "--front-limit-bytes",
+            "100000",
+            "--slow-cite-ms",
+            "1",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map(Child)
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.0.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let base = line.trim().to_owned();
+    let post = |body: Value| {
+        client()
+            .post(format!("{base}/citations/v1/cite"))
+            .bearer_auth(casebook_sandbox::DEMO_KEY)
+            .json(&body)
+            .send()
+    };
+    let resp = post(json!({"essay": BODY})).await.unwrap();
+    assert_eq!(resp.status(), 422);
+    assert_eq!(resp.headers()["content-type"], "application/problem+json");
+    let resp = post(json!({"essay": essay_with_references(), "mode": "every"}))
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let v: Value = resp.json().await.unwrap();
+    let out =
+        String::from_utf8(B64.decode(v["documentBase64"].as_str().unwrap()).unwrap()).unwrap();
+    assert!(out.contains(" [") && !out.contains("doi.org"), "{out}");
+    assert_eq!(v["stats"]["referencesAdded"], 0);
+}
