@@ -34,6 +34,25 @@
 //! - `readRefused`: `true` to read a turned-away cite or parse (401, 429) to its end
 //!   before answering, instead of answering from the headers and closing.
 //!
+//! The citation service's variants (see [`crate::cite_variants`]), each off by default:
+//!
+//! - `requireReferences`: `true` to refuse (422) a cite of a document or essay with no
+//!   References section (or none with entries);
+//! - `citeStyle`: `"library"` (default) or `"existing"`: cite only from the
+//!   document's own reference list, append nothing (`referencesAdded` 0);
+//! - `placement`: `"end"` (default) or `"inside"`: before the full stop of a sentence
+//!   picked at random, in varied author–year shapes;
+//! - `citeShape`: `"author-year"` (default), `"numeric"` (`[3]`) or `"bracketed"`
+//!   (`[Smith 2019]`);
+//! - `citeNotes`: `true` to cite .pptx speaker notes too;
+//! - `scrubMetadata`: `true` to blank creator, lastModifiedBy, Company and Manager;
+//! - `unseeded`: `true` for a fresh random seed each cite;
+//! - `errorFamily`: `"default"`, `"plain-error"`, `"nested"`, `"message"`,
+//!   `"detail"`, `"problem"`, `"text"` or `"html"`;
+//! - `frontLimitBytes`: a front answers 413 (an HTML page) to a citation request whose
+//!   body is over N bytes, before the service reads it (0: off);
+//! - `slowCiteMs`: the cite holds its answer N ms after reading the request (0: off).
+//!
 //! The investigation service's protocol and eve's own faults (see
 //! `crate::missions::eve`):
 //!
@@ -51,7 +70,10 @@
 //! counting records (lines) instead of events.
 
 use crate::auth::{bearer, error, error_with};
-use crate::{EventIds, Failure, MissionProtocol, ParseShape, Shared};
+use crate::{
+    CiteShape, CiteStyle, ErrorFamily, EventIds, Failure, MissionProtocol, ParseShape, Placement,
+    Shared,
+};
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;
@@ -97,6 +119,31 @@ struct FaultRequest {
     stream_404: Option<u64>,
     #[serde(rename = "v27Transition")]
     v27_transition: Option<bool>,
+    require_references: Option<bool>,
+    cite_style: Option<String>,
+    placement: Option<String>,
+    cite_shape: Option<String>,
+    cite_notes: Option<bool>,
+    scrub_metadata: Option<bool>,
+    unseeded: Option<bool>,
+    error_family: Option<String>,
+    front_limit_bytes: Option<u64>,
+    slow_cite_ms: Option<u64>,
+}
+
+/// A named value of one of the variants' enums, or the 400 naming the field.
+fn named<T>(
+    value: Option<&str>,
+    field: &str,
+    parse: fn(&str) -> Option<T>,
+    allowed: &str,
+) -> Result<Option<T>, Response> {
+    match value {
+        None => Ok(None),
+        Some(name) => parse(name)
+            .map(Some)
+            .ok_or_else(|| invalid(field, &format!("{field} {name:?} is not one of {allowed}."))),
+    }
 }
 
 #[derive(Deserialize)]
@@ -203,6 +250,42 @@ async fn set_faults(
             );
         }
     };
+    let cite_style = match named(
+        req.cite_style.as_deref(),
+        "citeStyle",
+        CiteStyle::parse,
+        "library, existing",
+    ) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let placement = match named(
+        req.placement.as_deref(),
+        "placement",
+        Placement::parse,
+        "end, inside",
+    ) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let cite_shape = match named(
+        req.cite_shape.as_deref(),
+        "citeShape",
+        CiteShape::parse,
+        "author-year, numeric, bracketed",
+    ) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let error_family = match named(
+        req.error_family.as_deref(),
+        "errorFamily",
+        ErrorFamily::parse,
+        "default, plain-error, nested, message, detail, problem, text, html",
+    ) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
     if req.silence_after.is_some() && req.silence_ms.is_none() {
         return invalid("silenceAfter", "silenceAfter needs silenceMs.");
     }
@@ -220,6 +303,38 @@ async fn set_faults(
     if let Some(ids) = event_ids {
         f.set_event_ids(ids);
     }
+    f.update_cite_variants(|v| {
+        if let Some(on) = req.require_references {
+            v.require_references = on;
+        }
+        if let Some(s) = cite_style {
+            v.style = s;
+        }
+        if let Some(p) = placement {
+            v.placement = p;
+        }
+        if let Some(s) = cite_shape {
+            v.shape = s;
+        }
+        if let Some(on) = req.cite_notes {
+            v.notes = on;
+        }
+        if let Some(on) = req.scrub_metadata {
+            v.scrub_metadata = on;
+        }
+        if let Some(on) = req.unseeded {
+            v.unseeded = on;
+        }
+        if let Some(fam) = error_family {
+            v.error_family = fam;
+        }
+        if let Some(n) = req.front_limit_bytes {
+            v.front_limit_bytes = (n > 0).then_some(n);
+        }
+        if let Some(ms) = req.slow_cite_ms {
+            v.slow_cite_ms = ms;
+        }
+    });
     if let Some(p) = protocol {
         f.set_mission_protocol(p);
     }

@@ -1,9 +1,16 @@
 //! The citation service: health, parse, cite, and the account endpoint.
+//!
+//! A cite reads its options from the request and from the variants in force
+//! ([`crate::CiteVariants`]): `requireReferences` refuses a document without a
+//! References section (422), `unseeded` draws a fresh seed, `scrubMetadata` blanks
+//! the output's docProps, `slowCiteMs` holds the answer; style, placement, shape and
+//! notes go to the engine. Error families and the front's body limit are applied
+//! around every citation route, in [`crate::faults`].
 
 use crate::auth::{admit, error, error_with};
 use crate::body::{read_limited, whole_number};
 use crate::engine::{self, CiteOptions, EngineError, Kind, Mode, Parsed};
-use crate::{ParseShape, Shared};
+use crate::{CiteVariants, ParseShape, Shared};
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -178,8 +185,9 @@ fn json_body(raw: &[u8]) -> Result<Value, Response> {
     Ok(value)
 }
 
-/// Reads mode, minCitations, maxCitations and seed, with the documented defaults.
-fn options(body: &Value, doc: &[u8]) -> Result<CiteOptions, Response> {
+/// Reads mode, minCitations, maxCitations and seed, with the documented defaults,
+/// and takes style, placement, shape and notes from the variants in force.
+fn options(body: &Value, doc: &[u8], v: &CiteVariants) -> Result<CiteOptions, Response> {
     let mode = match body.get("mode").filter(|v| !v.is_null()) {
         None => Mode::EveryOther,
         Some(v) => match v.as_str() {
@@ -219,11 +227,17 @@ fn options(body: &Value, doc: &[u8]) -> Result<CiteOptions, Response> {
         Some(v) => whole_number(v)
             .ok_or_else(|| bad_field("seed", "seed must be a non-negative integer."))?,
     };
+    // Unseeded, as real services are: a fresh seed each call, whatever was sent.
+    let seed = if v.unseeded { rand_u64() } else { seed };
     Ok(CiteOptions {
         mode,
         min: min as u32,
         max: max as u32,
         seed,
+        style: v.style,
+        placement: v.placement,
+        shape: v.shape,
+        notes: v.notes,
     })
 }
 
@@ -241,7 +255,7 @@ pub fn check_request(raw: &[u8]) -> bool {
         Input::Essay(t) => t.as_bytes(),
         Input::File(b) => b,
     };
-    if options(&body, doc).is_err() {
+    if options(&body, doc, &CiteVariants::default()).is_err() {
         return false;
     }
     match input {
@@ -345,31 +359,47 @@ async fn cite(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body)
     }
     let result = async {
         let raw = read_limited(&headers, body).await?;
+        let variants = shared.faults.cite_variants();
+        if variants.slow_cite_ms > 0 {
+            // A slow service: the request is in, the answer is not.
+            tokio::time::sleep(std::time::Duration::from_millis(variants.slow_cite_ms)).await;
+        }
         let body = json_body(&raw)?;
         let input = input(&body)?;
         let doc_bytes: &[u8] = match &input {
             Input::Essay(t) => t.as_bytes(),
             Input::File(b) => b,
         };
-        let opts = options(&body, doc_bytes)?;
+        let opts = options(&body, doc_bytes, &variants)?;
         let (bytes, kind, stats) = match input {
             Input::Essay(text) => {
+                if variants.require_references {
+                    require_references(&engine::parse_text(&text))?;
+                }
                 let (out, stats) = engine::cite_text(&text, &opts);
                 (out.into_bytes(), Kind::Text, stats)
             }
             Input::File(bytes) => {
                 let kind = engine::detect(&bytes).map_err(engine_error)?;
                 // The engine is CPU-bound; keep it off the async workers.
-                let cited = tokio::task::spawn_blocking(move || engine::cite(&bytes, &opts))
-                    .await
-                    .map_err(|e| {
-                        error(
-                            StatusCode::INTERNAL_SERVER_ERROR,
-                            "internal",
-                            &e.to_string(),
-                        )
-                    })?
-                    .map_err(engine_error)?;
+                let cited = tokio::task::spawn_blocking(move || {
+                    if variants.require_references {
+                        require_references(&engine::parse(&bytes).map_err(engine_error)?)?;
+                    }
+                    let mut cited = engine::cite(&bytes, &opts).map_err(engine_error)?;
+                    if variants.scrub_metadata {
+                        cited.bytes = engine::scrub_metadata(&cited.bytes).map_err(engine_error)?;
+                    }
+                    Ok::<_, Response>(cited)
+                })
+                .await
+                .map_err(|e| {
+                    error(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "internal",
+                        &e.to_string(),
+                    )
+                })??;
                 (cited.bytes, kind, cited.stats)
             }
         };
@@ -388,6 +418,26 @@ async fn cite(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body)
     .await;
     shared.citations.cite_calls.fetch_add(1, Ordering::Relaxed);
     result.unwrap_or_else(|r| r)
+}
+
+/// Under `requireReferences`: a document with no References section, or one with no
+/// entries in it, is refused with 422, as the closest real service refuses it.
+fn require_references(parsed: &Parsed) -> Result<(), Response> {
+    if parsed.references_heading.is_none() {
+        return Err(error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "no_references",
+            "No References section was found; the service cites only from the document's own reference list.",
+        ));
+    }
+    if parsed.references.is_empty() {
+        return Err(error(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "no_references",
+            "The References section has no entries; the service cites only from the document's own reference list.",
+        ));
+    }
+    Ok(())
 }
 
 /// Sandbox-only: signs the browser in as the sandbox account.

@@ -32,6 +32,13 @@
 //! [`Faults::set_lease_seconds`], [`Faults::set_not_ready`] and
 //! [`Faults::set_stream_404`].
 //!
+//! The citation service's own variants ([`crate::CiteVariants`]: References required,
+//! the document's own list, citations inside sentences, numeric or bracketed shapes,
+//! speaker notes, scrubbed metadata, unseeded results, error-body families, a front
+//! with a smaller body limit, a slow cite) are held here too
+//! ([`Faults::set_cite_variants`]); [`Faults::clear`] goes back to the ones the
+//! sandbox started with.
+//!
 //! [`Faults::set_cut_random`] is a fault for soak tests: stream connections cut at
 //! random points, between events, inside one, or inside a UTF-8 sequence.
 //!
@@ -267,6 +274,8 @@ struct State_ {
     not_ready_remaining: AtomicU64,
     stream_404_remaining: AtomicU64,
     v27_transition: AtomicBool,
+    cite: Mutex<crate::CiteVariants>,
+    default_cite: Mutex<crate::CiteVariants>,
 }
 
 /// A handle on one sandbox's faults; clones share state.
@@ -563,8 +572,30 @@ impl Faults {
         self.0.v27_transition.load(Ordering::SeqCst)
     }
 
+    /// The citation service's variants now in force.
+    pub fn cite_variants(&self) -> crate::CiteVariants {
+        *lock(&self.0.cite)
+    }
+
+    /// Sets the citation service's variants (see [`crate::CiteVariants`]).
+    pub fn set_cite_variants(&self, v: crate::CiteVariants) {
+        *lock(&self.0.cite) = v;
+    }
+
+    /// Changes some of the citation service's variants.
+    pub fn update_cite_variants(&self, f: impl FnOnce(&mut crate::CiteVariants)) {
+        f(&mut lock(&self.0.cite));
+    }
+
+    /// The variants the sandbox was started with, which [`Self::clear`] goes back to.
+    pub(crate) fn set_default_cite(&self, v: crate::CiteVariants) {
+        *lock(&self.0.default_cite) = v;
+        self.set_cite_variants(v);
+    }
+
     /// Switches every fault and variant off.
     pub fn clear(&self) {
+        self.set_cite_variants(*lock(&self.0.default_cite));
         self.set_v27_transition(false);
         self.set_mission_protocol(MissionProtocol::from_index(
             self.0.default_protocol.load(Ordering::SeqCst),
@@ -667,13 +698,91 @@ fn html_error(resp: Response) -> Response {
 
 /// The middleware that applies request-level faults to every route.
 pub async fn apply(State(faults): State<Faults>, req: Request, next: Next) -> Response {
+    let citations = req.uri().path().starts_with("/citations/");
+    let variants = faults.cite_variants();
+    let req = match (citations, variants.front_limit_bytes) {
+        (true, Some(limit)) => match front(req, limit).await {
+            Ok(req) => req,
+            Err(resp) => return resp,
+        },
+        _ => req,
+    };
     let resp = apply_inner(&faults, req, next).await;
     let html = faults.html_errors()
         && matches!(
             resp.status(),
             StatusCode::PAYLOAD_TOO_LARGE | StatusCode::TOO_MANY_REQUESTS
         );
-    if html { html_error(resp) } else { resp }
+    if html {
+        return html_error(resp);
+    }
+    if citations
+        && variants.error_family != crate::ErrorFamily::Default
+        && crate::cite_variants::family_applies(resp.status())
+    {
+        return in_family(resp, variants.error_family).await;
+    }
+    resp
+}
+
+/// A front with a body limit of `limit` bytes: a declared `Content-Length` over it is
+/// answered `413` at once, from the headers, without reading the body; a body of
+/// unknown length is read up to the limit and turned away as soon as it passes it.
+async fn front(req: Request, limit: u64) -> Result<Request, Response> {
+    let declared = req
+        .headers()
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match declared {
+        Some(n) if n > limit => return Err(crate::cite_variants::front_too_large()),
+        Some(_) => return Ok(req),
+        None => {}
+    }
+    let (parts, body) = req.into_parts();
+    let mut stream = body.into_data_stream();
+    let mut buf = Vec::new();
+    while let Some(chunk) = stream.next().await {
+        let Ok(chunk) = chunk else {
+            return Err(crate::cite_variants::front_too_large());
+        };
+        if (buf.len() + chunk.len()) as u64 > limit {
+            return Err(crate::cite_variants::front_too_large());
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(Request::from_parts(parts, Body::from(buf)))
+}
+
+/// A JSON error answer rewritten in `family`; other answers as they are.
+async fn in_family(resp: Response, family: crate::ErrorFamily) -> Response {
+    let is_json = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"));
+    if !is_json {
+        return resp;
+    }
+    let (mut parts, body) = resp.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 1 << 20).await else {
+        return Response::from_parts(parts, Body::empty());
+    };
+    let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap_or_default();
+    let code = value["error"]["code"].as_str().unwrap_or("error");
+    let message = value["error"]["message"]
+        .as_str()
+        .unwrap_or("The request failed.");
+    let Some((content_type, text)) =
+        crate::cite_variants::family_body(family, parts.status, code, message)
+    else {
+        return Response::from_parts(parts, Body::from(bytes));
+    };
+    parts
+        .headers
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    parts.headers.remove(header::CONTENT_LENGTH);
+    Response::from_parts(parts, Body::from(text))
 }
 
 async fn apply_inner(faults: &Faults, req: Request, next: Next) -> Response {

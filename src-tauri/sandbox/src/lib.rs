@@ -14,6 +14,7 @@ mod admin;
 mod auth;
 mod body;
 mod citations;
+pub mod cite_variants;
 mod console;
 mod discovery;
 pub mod engine;
@@ -23,6 +24,7 @@ mod ratelimit;
 mod rng;
 mod routes;
 
+pub use cite_variants::{CiteShape, CiteStyle, CiteVariants, ErrorFamily, Placement};
 pub use faults::{EventIds, Failure, Faults, MissionProtocol, ParseShape};
 pub use missions::StreamRequest;
 
@@ -73,6 +75,11 @@ pub struct SandboxConfig {
     /// SSE vocabulary by default, or one of eve's three generations. The
     /// `missionProtocol` fault switches it at run time for sessions created after.
     pub mission_protocol: MissionProtocol,
+    /// The citation service's variants (References required, the document's own
+    /// list, placement, shapes, notes, metadata, seeding, error families, a front's
+    /// body limit, a slow cite): all off by default. The faults endpoint changes them
+    /// at run time, and `clear` goes back to these.
+    pub citations: CiteVariants,
 }
 
 impl Default for SandboxConfig {
@@ -86,6 +93,7 @@ impl Default for SandboxConfig {
             mission_events: None,
             mission_pace_ms: None,
             mission_protocol: MissionProtocol::Legacy,
+            citations: CiteVariants::default(),
         }
     }
 }
@@ -175,6 +183,7 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
     }
     let faults = Faults::default();
     faults.set_default_protocol(config.mission_protocol);
+    faults.set_default_cite(config.citations);
     let shared = Arc::new(Shared {
         keys: keys.clone(),
         limiter: ratelimit::Limiter::new(config.rate_limit),

@@ -1,6 +1,9 @@
 //! `casebook-sandbox`: serves both services' contract on loopback until stopped.
 
-use casebook_sandbox::{DEMO_KEY, MissionProtocol, Pace, RateLimit, SandboxConfig};
+use casebook_sandbox::{
+    CiteShape, CiteStyle, CiteVariants, DEMO_KEY, ErrorFamily, MissionProtocol, Pace, Placement,
+    RateLimit, SandboxConfig,
+};
 use clap::Parser;
 use std::path::PathBuf;
 
@@ -36,6 +39,38 @@ struct Args {
     /// eve's NDJSON generations (`eve-a`, `eve-b`, `eve-27`).
     #[arg(long, value_enum, default_value_t = MissionProtocol::Legacy)]
     mission_protocol: MissionProtocol,
+    /// Cite: refuse (422) a document or essay with no References section.
+    #[arg(long)]
+    require_references: bool,
+    /// Cite: `library` (works from the sandbox's library, a reference list added) or
+    /// `existing` (only the document's own entries; nothing appended).
+    #[arg(long, value_enum, default_value_t = CiteStyle::Library)]
+    cite_style: CiteStyle,
+    /// Cite: `end` of the paragraph, or `inside` a sentence (before its full stop).
+    #[arg(long, value_enum, default_value_t = Placement::End)]
+    placement: Placement,
+    /// Cite: `author-year` `(Smith, 2019)`, `numeric` `[3]` or `bracketed` `[Smith 2019]`.
+    #[arg(long, value_enum, default_value_t = CiteShape::AuthorYear)]
+    cite_shape: CiteShape,
+    /// Cite: .pptx speaker notes too.
+    #[arg(long)]
+    cite_notes: bool,
+    /// Cite: blank the author, last author, company and manager in docProps.
+    #[arg(long)]
+    scrub_metadata: bool,
+    /// Cite: a fresh random seed each call (results not repeatable).
+    #[arg(long)]
+    unseeded: bool,
+    /// Citation error bodies: default, plain-error, nested, message, detail, problem,
+    /// text or html.
+    #[arg(long, value_enum, default_value_t = ErrorFamily::Default)]
+    error_family: ErrorFamily,
+    /// A front with a smaller body limit: bodies over N bytes get its 413 page.
+    #[arg(long)]
+    front_limit_bytes: Option<u64>,
+    /// Cite: hold the answer this many ms after reading the request.
+    #[arg(long, default_value_t = 0)]
+    slow_cite_ms: u64,
 }
 
 #[tokio::main]
@@ -57,6 +92,18 @@ async fn main() -> std::io::Result<()> {
         mission_events: args.mission_events,
         mission_pace_ms: args.mission_pace_ms,
         mission_protocol: args.mission_protocol,
+        citations: CiteVariants {
+            require_references: args.require_references,
+            style: args.cite_style,
+            placement: args.placement,
+            shape: args.cite_shape,
+            notes: args.cite_notes,
+            scrub_metadata: args.scrub_metadata,
+            unseeded: args.unseeded,
+            error_family: args.error_family,
+            front_limit_bytes: args.front_limit_bytes,
+            slow_cite_ms: args.slow_cite_ms,
+        },
     })
     .await?;
     if demo {

@@ -4,11 +4,11 @@
 use std::collections::HashMap;
 
 use super::package::{Package, parse_rels, rels_part_for};
+use super::style::{insertions, prepare};
 use super::xml::{Edit, Elem, Ns, Tree, apply, decode, escape_text};
 use super::{
     Anchor, CiteOptions, Cited, EngineError, Kind, MIN_CITABLE_CHARS, Paragraph, Parsed, Reference,
-    anchor, citation_text, is_heading_style, is_references_heading, is_title_like_style,
-    new_references, plan, stats,
+    is_heading_style, is_references_heading, is_title_like_style, stats,
 };
 
 /// A piece of a paragraph's text and where it came from.
@@ -457,19 +457,6 @@ pub(crate) fn cite(
         .iter()
         .map(|&i| doc.eligible(&doc.paras[i]))
         .collect();
-    let chosen = plan(&eligible, opts);
-
-    let mut edits = Vec::new();
-    for (&i, works) in body_idx.iter().zip(&chosen) {
-        if works.is_empty() {
-            continue;
-        }
-        let p = &doc.paras[i];
-        if let Some(a) = anchor(&p.text) {
-            edits.extend(doc.citation_edits(p, a, &citation_text(works)));
-        }
-    }
-
     let existing: Vec<String> = doc
         .paras
         .iter()
@@ -477,7 +464,18 @@ pub(crate) fn cite(
         .filter(|(_, r)| **r == Role::RefEntry)
         .map(|(p, _)| p.text.clone())
         .collect();
-    let refs = new_references(&chosen, &existing);
+    let cites = prepare(&eligible, &existing, opts);
+    let chosen = &cites.plan;
+
+    let mut edits = Vec::new();
+    for (&i, works) in body_idx.iter().zip(chosen) {
+        let p = &doc.paras[i];
+        for (a, citation) in insertions(&p.text, works, &cites, opts, i as u64) {
+            edits.extend(doc.citation_edits(p, a, &citation));
+        }
+    }
+
+    let refs = &cites.refs;
     if !refs.is_empty() {
         let px = t.elems[doc.body].prefix().to_owned();
         // WordprocessingML attributes are always namespace-qualified, even in a part
@@ -537,7 +535,7 @@ pub(crate) fn cite(
                 }
             }
         };
-        for r in &refs {
+        for r in refs {
             block.push_str(&format!(
                 "<{px}p{decl}>{entry_ppr}<{px}r><{px}t xml:space=\"preserve\">{}</{px}t></{px}r></{px}p>",
                 escape_text(r)
@@ -546,7 +544,7 @@ pub(crate) fn cite(
         edits.push(Edit::insert(at, block));
     }
 
-    let st = stats(&chosen, refs.len());
+    let st = stats(chosen, refs.len());
     if edits.is_empty() {
         return Ok(Cited {
             bytes: pkg.original().to_vec(),

@@ -1,6 +1,10 @@
 //! The sandbox's document engine: reads Word (.docx), PowerPoint (.pptx) and plain
 //! text, and writes APA-style citations and a reference list into them.
 //!
+//! How and where citations are written, and from which works, can change
+//! ([`style`]): the document's own reference list, inside sentences, numeric or
+//! bracketed, speaker notes too; by default the engine does what it always did.
+//!
 //! Office files are edited by splicing new markup into the original XML at byte
 //! offsets, and untouched ZIP entries are copied raw, so a cited document differs
 //! from the upload only where citations and references were added.
@@ -9,6 +13,7 @@ pub mod bibliography;
 mod docx;
 mod package;
 mod pptx;
+pub mod style;
 mod text;
 mod xml;
 
@@ -21,6 +26,7 @@ pub(crate) use crate::rng::Rng;
 
 use bibliography::WORKS;
 use package::Package;
+pub use style::{CiteShape, CiteStyle, Placement, scrub_metadata};
 use xml::{Ns, Tree};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -51,6 +57,14 @@ pub struct CiteOptions {
     pub max: u32,
     /// Seeds every choice, so the same input and options give the same output.
     pub seed: u64,
+    /// Where the works cited come from ([`style`]).
+    pub style: CiteStyle,
+    /// Where in a paragraph citations go.
+    pub placement: Placement,
+    /// How citations are written.
+    pub shape: CiteShape,
+    /// Cite a .pptx's speaker notes too.
+    pub notes: bool,
 }
 
 impl Default for CiteOptions {
@@ -60,6 +74,10 @@ impl Default for CiteOptions {
             min: 1,
             max: 1,
             seed: 0,
+            style: CiteStyle::Library,
+            placement: Placement::End,
+            shape: CiteShape::AuthorYear,
+            notes: false,
         }
     }
 }
@@ -268,13 +286,13 @@ pub fn cite_text(text: &str, opts: &CiteOptions) -> (String, CiteStats) {
 
 // ---- shared by the three formats ----
 
-/// For each candidate paragraph, the works (indexes into [`WORKS`]) to cite
-/// there; empty for paragraphs left alone.
-pub(crate) fn plan(eligible: &[bool], opts: &CiteOptions) -> Vec<Vec<usize>> {
+/// For each candidate paragraph, the works (indexes into a pool of `n`, [`WORKS`]
+/// unless the document's own list is cited) to cite there; empty for paragraphs
+/// left alone.
+pub(crate) fn plan(eligible: &[bool], opts: &CiteOptions, n: usize) -> Vec<Vec<usize>> {
     let mut rng = Rng::new(opts.seed);
     let lo = opts.min as usize;
     let hi = (opts.max as usize).max(lo);
-    let n = WORKS.len();
     let mut position = 0usize;
     eligible
         .iter()
@@ -289,7 +307,7 @@ pub(crate) fn plan(eligible: &[bool], opts: &CiteOptions) -> Vec<Vec<usize>> {
                 Mode::EveryOther => pos.is_multiple_of(2),
                 Mode::Random => rng.next_u64() >> 63 == 1,
             };
-            if !chosen {
+            if !chosen || n == 0 {
                 return Vec::new();
             }
             let k = (lo + rng.below((hi - lo + 1) as u64) as usize).min(n);

@@ -6,10 +6,11 @@ use std::collections::HashMap;
 use super::package::{
     Package, Relationship, dir_of, fresh_rel_id, parse_rels, relative_target, rels_part_for,
 };
+use super::style::{insertions, prepare};
 use super::xml::{Edit, Elem, Ns, Tree, apply, decode, escape_attr, escape_text};
 use super::{
     Anchor, CiteOptions, Cited, EngineError, Kind, MIN_CITABLE_CHARS, Paragraph, Parsed, Reference,
-    anchor, citation_text, is_references_heading, new_references, plan, stats,
+    is_references_heading, stats,
 };
 
 const SLIDE_CT: &str = "application/vnd.openxmlformats-officedocument.presentationml.slide+xml";
@@ -419,34 +420,51 @@ pub(crate) fn cite(
     let slides = load_slides(&srcs, &deck)?;
     let refs_at = refs_slide(&slides);
 
-    // Every body paragraph, in order, as (slide, paragraph).
-    let mut cands: Vec<(usize, usize)> = Vec::new();
+    // Speaker notes, when they are cited too: each slide's notes part and its source.
+    let notes: Vec<Option<(String, String)>> = if opts.notes {
+        notes_parts(&mut pkg, &deck)?
+    } else {
+        vec![None; deck.slides.len()]
+    };
+    let notes_trees: Vec<Option<(Tree<'_>, Vec<SPara>)>> = notes
+        .iter()
+        .map(|n| match n {
+            Some((part, src)) => {
+                let tree = Tree::parse(src, part)?;
+                let paras = notes_paras(&tree);
+                Ok(Some((tree, paras)))
+            }
+            None => Ok(None),
+        })
+        .collect::<Result<_, EngineError>>()?;
+
+    // Every body paragraph, in order, as (slide, in the notes?, paragraph): a slide's
+    // notes come right after it.
+    let mut cands: Vec<(usize, bool, usize)> = Vec::new();
     for (si, s) in slides.iter().enumerate() {
         if Some(si) == refs_at {
             continue;
         }
-        cands.extend((0..s.paras.len()).map(|pi| (si, pi)));
+        cands.extend((0..s.paras.len()).map(|pi| (si, false, pi)));
+        if let Some((_, np)) = &notes_trees[si] {
+            cands.extend((0..np.len()).map(|pi| (si, true, pi)));
+        }
     }
+    let para_of = |si: usize, in_notes: bool, pi: usize| -> (&Tree<'_>, &SPara) {
+        if in_notes {
+            let (t, ps) = notes_trees[si].as_ref().expect("notes loaded");
+            (t, &ps[pi])
+        } else {
+            (&slides[si].tree, &slides[si].paras[pi])
+        }
+    };
     let eligible: Vec<bool> = cands
         .iter()
-        .map(|&(si, pi)| {
-            let p = &slides[si].paras[pi];
+        .map(|&(si, n, pi)| {
+            let p = para_of(si, n, pi).1;
             p.style.is_none() && p.text.trim().chars().count() >= MIN_CITABLE_CHARS
         })
         .collect();
-    let chosen = plan(&eligible, opts);
-
-    let mut edits: Vec<Vec<Edit>> = vec![Vec::new(); slides.len()];
-    for (&(si, pi), works) in cands.iter().zip(&chosen) {
-        if works.is_empty() {
-            continue;
-        }
-        let s = &slides[si];
-        let p = &s.paras[pi];
-        if let Some(anc) = anchor(&p.text) {
-            edits[si].extend(citation_edits(&s.tree, p, anc, &citation_text(works)));
-        }
-    }
 
     let existing: Vec<String> = refs_at
         .map(|si| {
@@ -458,8 +476,25 @@ pub(crate) fn cite(
                 .collect()
         })
         .unwrap_or_default();
-    let refs = new_references(&chosen, &existing);
-    let st = stats(&chosen, refs.len());
+    let cites = prepare(&eligible, &existing, opts);
+    let chosen = &cites.plan;
+
+    let mut edits: Vec<Vec<Edit>> = vec![Vec::new(); slides.len()];
+    let mut note_edits: Vec<Vec<Edit>> = vec![Vec::new(); slides.len()];
+    for (ci, (&(si, n, pi), works)) in cands.iter().zip(chosen).enumerate() {
+        let (tree, p) = para_of(si, n, pi);
+        for (anc, citation) in insertions(&p.text, works, &cites, opts, ci as u64) {
+            let e = citation_edits(tree, p, anc, &citation);
+            if n {
+                note_edits[si].extend(e);
+            } else {
+                edits[si].extend(e);
+            }
+        }
+    }
+
+    let refs = &cites.refs;
+    let st = stats(chosen, refs.len());
 
     let mut changed: HashMap<usize, Vec<u8>> = HashMap::new();
     let mut added: Vec<(String, Vec<u8>)> = Vec::new();
@@ -521,7 +556,7 @@ pub(crate) fn cite(
                         };
                         edits[si].push(Edit::insert(
                             t.elems[tree_el].end_start,
-                            textbox(max_id + 1, &g, &refs, &p_px, &a_px, &decl),
+                            textbox(max_id + 1, &g, refs, &p_px, &a_px, &decl),
                         ));
                     }
                 }
@@ -531,7 +566,7 @@ pub(crate) fn cite(
                 &deck,
                 &pres,
                 &g,
-                &refs,
+                refs,
                 main,
                 &mut changed,
                 &mut added,
@@ -553,6 +588,20 @@ pub(crate) fn cite(
         changed.insert(idx, out.into_bytes());
     }
 
+    for (si, e) in note_edits.into_iter().enumerate() {
+        let Some((part, src)) = &notes[si] else {
+            continue;
+        };
+        if e.is_empty() {
+            continue;
+        }
+        let out = apply(src, e)?;
+        let idx = pkg
+            .find(part)
+            .ok_or_else(|| EngineError::Corrupt(format!("The notes part {part} is missing.")))?;
+        changed.insert(idx, out.into_bytes());
+    }
+
     if changed.is_empty() && added.is_empty() {
         return Ok(Cited {
             bytes: pkg.original().to_vec(),
@@ -561,6 +610,50 @@ pub(crate) fn cite(
     }
     let bytes = pkg.rewrite(changed, added)?;
     Ok(Cited { bytes, stats: st })
+}
+
+/// Each slide's notes part (name and source), if it has one.
+fn notes_parts(
+    pkg: &mut Package<'_>,
+    deck: &Deck,
+) -> Result<Vec<Option<(String, String)>>, EngineError> {
+    let mut out = Vec::new();
+    for s in &deck.slides {
+        let rels_part = rels_part_for(&s.part);
+        let part = match pkg.read_xml(&rels_part)? {
+            Some(x) => parse_rels(&x, &rels_part, &s.part)?
+                .into_iter()
+                .find(|r| r.rel_type.ends_with("/notesSlide"))
+                .and_then(|r| r.part),
+            None => None,
+        };
+        let src = match &part {
+            Some(p) => pkg.read_xml(p)?,
+            None => None,
+        };
+        out.push(part.zip(src));
+    }
+    Ok(out)
+}
+
+/// The paragraphs of a notes part's notes text (the `body` placeholder), not its
+/// slide image, header, footer, date or slide number.
+fn notes_paras(tree: &Tree<'_>) -> Vec<SPara> {
+    slide_paras(tree)
+        .into_iter()
+        .filter(|p| {
+            let Some(sp) = tree
+                .ancestors(p.elem)
+                .find(|&x| tree.elems[x].is(Ns::P, "sp"))
+            else {
+                return false;
+            };
+            tree.child(sp, Ns::P, "nvSpPr")
+                .and_then(|nv| tree.child(nv, Ns::P, "nvPr"))
+                .and_then(|nv| tree.child(nv, Ns::P, "ph"))
+                .is_some_and(|ph| tree.elems[ph].attr(Ns::None, "type") == Some("body"))
+        })
+        .collect()
 }
 
 #[allow(clippy::too_many_arguments)]

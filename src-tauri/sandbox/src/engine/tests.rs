@@ -82,6 +82,7 @@ fn opts(mode: Mode, min: u32, max: u32, seed: u64) -> CiteOptions {
         min,
         max,
         seed,
+        ..CiteOptions::default()
     }
 }
 
@@ -1108,19 +1109,19 @@ fn engine_decode_maps_offsets() {
 #[test]
 fn engine_plan_is_deterministic_and_distinct() {
     let elig = vec![true; 50];
-    let a = plan(&elig, &opts(Mode::Random, 1, 5, 1));
-    assert_eq!(a, plan(&elig, &opts(Mode::Random, 1, 5, 1)));
-    assert_ne!(a, plan(&elig, &opts(Mode::Random, 1, 5, 2)));
+    let a = plan(&elig, &opts(Mode::Random, 1, 5, 1), WORKS.len());
+    assert_eq!(a, plan(&elig, &opts(Mode::Random, 1, 5, 1), WORKS.len()));
+    assert_ne!(a, plan(&elig, &opts(Mode::Random, 1, 5, 2), WORKS.len()));
     for works in &a {
         let set: HashSet<_> = works.iter().collect();
         assert_eq!(set.len(), works.len());
     }
     // More than the bibliography holds is capped, not a panic.
-    let big = plan(&[true], &opts(Mode::Every, 500, 1000, 0));
+    let big = plan(&[true], &opts(Mode::Every, 500, 1000, 0), WORKS.len());
     assert_eq!(big[0].len(), WORKS.len());
     // max below min reads as min.
     assert!(
-        plan(&[true; 5], &opts(Mode::Every, 2, 1, 0))
+        plan(&[true; 5], &opts(Mode::Every, 2, 1, 0), WORKS.len())
             .iter()
             .all(|w| w.len() == 2)
     );

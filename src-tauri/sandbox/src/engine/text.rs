@@ -1,9 +1,10 @@
 //! Plain-text essays: one paragraph per non-blank line. A line reading
 //! "References" (or "Bibliography", "Works Cited", "Sources") starts the reference list.
 
+use super::style::{insertions, prepare};
 use super::{
-    CiteOptions, CiteStats, Kind, MIN_CITABLE_CHARS, Paragraph, Parsed, Reference, anchor,
-    citation_text, is_references_heading, new_references, plan, stats,
+    CiteOptions, CiteStats, Kind, MIN_CITABLE_CHARS, Paragraph, Parsed, Reference,
+    is_references_heading, stats,
 };
 
 struct Line<'a> {
@@ -117,30 +118,29 @@ pub(crate) fn cite(text: &str, opts: &CiteOptions) -> (String, CiteStats) {
         .zip(&rs)
         .map(|(l, r)| matches!(r, Role::Body) && l.text.trim().chars().count() >= MIN_CITABLE_CHARS)
         .collect();
-    let chosen = plan(&eligible, opts);
-    let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
-
-    let mut inserts: Vec<(usize, String)> = Vec::new();
-    for (l, works) in ls.iter().zip(&chosen) {
-        if works.is_empty() {
-            continue;
-        }
-        let Some(a) = anchor(l.text) else { continue };
-        let at = l
-            .text
-            .char_indices()
-            .nth(a.split())
-            .map_or(l.end, |(b, _)| l.start + b);
-        inserts.push((at, citation_text(works)));
-    }
-
     let existing: Vec<String> = ls
         .iter()
         .zip(&rs)
         .filter(|(_, r)| matches!(r, Role::RefEntry))
         .map(|(l, _)| l.text.to_owned())
         .collect();
-    let refs = new_references(&chosen, &existing);
+    let cites = prepare(&eligible, &existing, opts);
+    let chosen = &cites.plan;
+    let nl = if text.contains("\r\n") { "\r\n" } else { "\n" };
+
+    let mut inserts: Vec<(usize, String)> = Vec::new();
+    for (i, (l, works)) in ls.iter().zip(chosen).enumerate() {
+        for (a, citation) in insertions(l.text, works, &cites, opts, i as u64) {
+            let at = l
+                .text
+                .char_indices()
+                .nth(a.split())
+                .map_or(l.end, |(b, _)| l.start + b);
+            inserts.push((at, citation));
+        }
+    }
+
+    let refs = &cites.refs;
     if !refs.is_empty() {
         let last = ls
             .iter()
@@ -183,5 +183,5 @@ pub(crate) fn cite(text: &str, opts: &CiteOptions) -> (String, CiteStats) {
         pos = at;
     }
     out.push_str(&text[pos..]);
-    (out, stats(&chosen, refs.len()))
+    (out, stats(chosen, refs.len()))
 }

@@ -405,6 +405,9 @@ pub(crate) fn apply(src: &str, mut edits: Vec<Edit>) -> Result<String, EngineErr
     edits.sort_by_key(|e| (e.at, e.end));
     let mut out =
         String::with_capacity(src.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
+    // Two citations split out of one `w:t` each ask for the same `xml:space` fix to its
+    // start tag: one is enough.
+    edits.dedup_by(|b, a| a.at < a.end && (a.at, a.end, &a.text) == (b.at, b.end, &b.text));
     let mut pos = 0;
     for e in edits {
         if e.at < pos {
