@@ -210,6 +210,9 @@ pub fn diff(before: &str, after: &str) -> Vec<Segment> {
         .take_while(|(a, b)| a == b)
         .map(|(c, _)| c.len_utf8())
         .sum::<usize>();
+    // On word boundaries: a common end inside a word ("degree|s" against "note|s") would
+    // split it, and the words between would no longer be found whole.
+    let prefix = word_boundary_back(before, after, prefix);
     let b_rest = &before[prefix..];
     let a_rest = &after[prefix..];
     let suffix = b_rest
@@ -220,6 +223,7 @@ pub fn diff(before: &str, after: &str) -> Vec<Segment> {
         .map(|(c, _)| c.len_utf8())
         .sum::<usize>()
         .min(a_rest.len());
+    let suffix = word_boundary_forward(b_rest, a_rest, suffix);
     let b_mid = &b_rest[..b_rest.len() - suffix.min(b_rest.len())];
     let a_mid = &a_rest[..a_rest.len() - suffix];
     let mut out: Vec<Segment> = Vec::new();
@@ -246,6 +250,39 @@ pub fn diff(before: &str, after: &str) -> Vec<Segment> {
     }
     push(&a_rest[a_rest.len() - suffix..], false);
     out
+}
+
+/// `prefix` (bytes both strings share at their start) moved back to the start of the word
+/// it ends in, if it ends inside one in either string.
+fn word_boundary_back(a: &str, b: &str, mut prefix: usize) -> usize {
+    let inside = |s: &str, at: usize| s[at..].chars().next().is_some_and(char::is_alphanumeric);
+    while prefix > 0 {
+        let last = a[..prefix].chars().next_back().unwrap_or(' ');
+        if !(last.is_alphanumeric() && (inside(a, prefix) || inside(b, prefix))) {
+            break;
+        }
+        prefix -= last.len_utf8();
+    }
+    prefix
+}
+
+/// `suffix` (bytes both strings share at their end) moved forward to the end of the word
+/// it starts in, if it starts inside one in either string.
+fn word_boundary_forward(a: &str, b: &str, mut suffix: usize) -> usize {
+    let inside = |s: &str, len: usize| {
+        s[..s.len() - len]
+            .chars()
+            .next_back()
+            .is_some_and(char::is_alphanumeric)
+    };
+    while suffix > 0 {
+        let first = a[a.len() - suffix..].chars().next().unwrap_or(' ');
+        if !(first.is_alphanumeric() && (inside(a, suffix) || inside(b, suffix))) {
+            break;
+        }
+        suffix -= first.len_utf8();
+    }
+    suffix
 }
 
 /// Words, runs of spaces, and single other characters.
@@ -459,6 +496,31 @@ mod tests {
         assert_eq!(count_citations(" [Smith, 2019]"), 1);
     }
     use crate::citations::documents::Paragraph;
+
+    #[test]
+    fn insertions_whose_ends_look_like_the_originals_words_are_still_found_whole() {
+        // "notes." ends like "neighbourhoods.": a common end inside a word must not be
+        // taken, or the words between would not be found and everything would look new.
+        let before = "It cools by degrees. The benefits are largest in poor neighbourhoods.";
+        let after = "It cools by degrees, as Buzan (2010) notes. The benefits are largest in poor neighbourhoods, as Lee et al. (2020) notes.";
+        let segs = diff(before, after);
+        let kept: String = segs
+            .iter()
+            .filter(|x| !x.inserted)
+            .map(|x| x.text.as_str())
+            .collect();
+        assert_eq!(kept, before);
+        let added: Vec<&str> = segs
+            .iter()
+            .filter(|x| x.inserted)
+            .map(|x| x.text.as_str())
+            .collect();
+        assert_eq!(
+            added,
+            [", as Buzan (2010) notes", ", as Lee et al. (2020) notes"]
+        );
+        assert_eq!(count_citations(&added.concat()), 2);
+    }
 
     fn parsed(paras: &[&str], refs: usize) -> Parsed {
         Parsed {

@@ -226,12 +226,32 @@ pub(crate) fn server_message(body: &[u8]) -> Option<String> {
 fn html_heading(page: &str) -> Option<String> {
     let lower = page.to_ascii_lowercase();
     let inner = |tag: &str| {
-        let open = lower.find(&format!("<{tag}"))?;
+        let open = lower
+            .match_indices(&format!("<{tag}"))
+            .map(|(i, _)| i)
+            .find(|&i| {
+                lower[i + 1 + tag.len()..]
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c == '>' || c.is_whitespace())
+            })?;
         let start = open + lower[open..].find('>')? + 1;
         let end = start + lower[start..].find(&format!("</{tag}"))?;
         Some(&page[start..end])
     };
-    let raw = inner("title").or_else(|| inner("h1"))?;
+    let heading = inner("title").or_else(|| inner("h1")).and_then(plain_text);
+    // The page's first paragraph, when it says more than its heading.
+    let said = inner("p")
+        .and_then(plain_text)
+        .filter(|p| heading.as_ref().is_none_or(|h| h != p));
+    match (heading, said) {
+        (Some(h), Some(p)) => Some(format!("{h}: {p}")),
+        (h, p) => h.or(p),
+    }
+}
+
+/// An HTML fragment's text: tags dropped, the common entities read, spaces folded.
+fn plain_text(raw: &str) -> Option<String> {
     let mut text = String::new();
     let mut in_tag = false;
     for c in raw.chars() {
@@ -461,6 +481,10 @@ mod tests {
                 Some("413 Request Entity Too Large"),
             ),
             (b"<!DOCTYPE html><h1>Bad &amp; <b>gone</b></h1>", Some("Bad & gone")),
+            (
+                b"<html><head><title>422 Unprocessable Entity</title></head><body><h1>422 Unprocessable Entity</h1><p>No References section was found.</p><hr><p>front</p></body></html>",
+                Some("422 Unprocessable Entity: No References section was found."),
+            ),
             (
                 br#"{"type":"about:blank","title":"Payload too large","status":413}"#,
                 Some("Payload too large"),
