@@ -788,25 +788,27 @@ async fn an_eve_mission_is_answered_by_clicking_an_option_and_takes_a_typed_repl
     app.screenshot("mission-reply").await;
     // Enter sends.
     reply.send_keys("\u{E007}").await.unwrap();
-    until_for(30, "the reply's turn runs", || async {
-        status(&app).await == "running"
-    })
-    .await;
-    until_for(30, "and ends waiting again", || async {
-        status(&app).await == "waiting"
-    })
-    .await;
-    // The reply is on the timeline: found by the search over every event.
+    // The reply's turn is short (it may run and end between two looks): its own record
+    // on the timeline, found by the search over every event, then the window waiting.
     app.testid("timeline-search")
         .await
         .send_keys("And in Europe")
         .await
         .unwrap();
-    until_for(10, "the reply's own record, found by search", || async {
+    until_for(30, "the reply's own record, found by search", || async {
         !app.all_css("[data-testid=event-card][data-event='message.received']")
             .await
             .is_empty()
     })
     .await;
+    until_for(30, "the reply's turn ends waiting again", || async {
+        status(&app).await == "waiting"
+    })
+    .await;
+    assert_eq!(
+        app.all_css("[data-testid=mission-reply]").await.len(),
+        1,
+        "the composer is back for the next message"
+    );
     app.close().await;
 }
