@@ -58,6 +58,14 @@ async fn cite_essay(c: &CitationClient) -> casebook_core::Result<String> {
     Ok(String::from_utf8(cited.bytes).unwrap())
 }
 
+/// The essay without its References section, cited: the refusal.
+async fn cite_without_references(c: &CitationClient) -> casebook_core::Error {
+    let bare = ESSAY.split("\n\nReferences").next().unwrap();
+    c.cite(&Input::essay(bare).unwrap(), &every(), &no_progress)
+        .await
+        .unwrap_err()
+}
+
 #[tokio::test]
 async fn citations_inside_sentences_from_the_own_list_are_found_in_every_shape() {
     for shape in [
@@ -129,11 +137,7 @@ async fn a_document_without_references_is_refused_in_the_services_words() {
         ..Default::default()
     })
     .await;
-    let bare = ESSAY.split("\n\nReferences").next().unwrap();
-    let err = c
-        .cite(&Input::essay(bare).unwrap(), &every(), &no_progress)
-        .await
-        .unwrap_err();
+    let err = cite_without_references(&c).await;
     assert_eq!(err.code(), ErrorCode::InvalidInput, "{err:?}");
     assert!(
         err.message().contains("No References section was found"),
@@ -163,11 +167,7 @@ async fn every_error_family_shows_the_services_sentence() {
             ..Default::default()
         })
         .await;
-        let bare = ESSAY.split("\n\nReferences").next().unwrap();
-        let err = c
-            .cite(&Input::essay(bare).unwrap(), &every(), &no_progress)
-            .await
-            .unwrap_err();
+        let err = cite_without_references(&c).await;
         assert_eq!(err.status(), Some(422), "{family:?}");
         assert!(
             err.message().contains("References"),

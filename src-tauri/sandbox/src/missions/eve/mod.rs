@@ -397,6 +397,24 @@ fn with_session_header(mut resp: Response, id: &str) -> Response {
     resp
 }
 
+/// What every eve POST route reads first: the key, a JSON object body, and, from
+/// generation B on, no `continuationToken` (eve's ID-addressed routes refuse it).
+async fn admitted(
+    shared: &Arc<Shared>,
+    headers: &HeaderMap,
+    body: Body,
+    proto: MissionProtocol,
+) -> Result<serde_json::Map<String, Value>, Response> {
+    if let Err(resp) = admit(shared, headers) {
+        return Err(eveify(resp).await);
+    }
+    let body = json_body(headers, body).await?;
+    if proto != MissionProtocol::EveA && body.contains_key("continuationToken") {
+        return Err(bad("Session-ID routes do not accept 'continuationToken'."));
+    }
+    Ok(body)
+}
+
 /// `POST /eve/v1/session` in an eve protocol.
 pub async fn create(
     shared: Arc<Shared>,
@@ -404,16 +422,10 @@ pub async fn create(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if let Err(resp) = admit(&shared, &headers) {
-        return eveify(resp).await;
-    }
-    let body = match json_body(&headers, body).await {
+    let body = match admitted(&shared, &headers, body, proto).await {
         Ok(b) => b,
         Err(resp) => return resp,
     };
-    if proto != MissionProtocol::EveA && body.contains_key("continuationToken") {
-        return bad("Session-ID routes do not accept 'continuationToken'.");
-    }
     let Some(text) = body.get("message").and_then(Value::as_str) else {
         return bad("Missing 'message': the mission text, as a string.");
     };
@@ -797,18 +809,12 @@ pub async fn follow_up(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if let Err(resp) = admit(&shared, &headers) {
-        return eveify(resp).await;
-    }
-    let body = match json_body(&headers, body).await {
+    let proto = session.proto;
+    let body = match admitted(&shared, &headers, body, proto).await {
         Ok(b) => b,
         Err(resp) => return resp,
     };
-    let proto = session.proto;
     let token = body.get("continuationToken");
-    if proto != MissionProtocol::EveA && token.is_some() {
-        return bad("Session-ID routes do not accept 'continuationToken'.");
-    }
     let message = match body.get("message") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => Some(s.clone()),
@@ -900,16 +906,10 @@ pub async fn cancel(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if let Err(resp) = admit(&shared, &headers) {
-        return eveify(resp).await;
-    }
-    let body = match json_body(&headers, body).await {
+    let body = match admitted(&shared, &headers, body, session.proto).await {
         Ok(b) => b,
         Err(resp) => return resp,
     };
-    if session.proto != MissionProtocol::EveA && body.contains_key("continuationToken") {
-        return bad("Session-ID routes do not accept 'continuationToken'.");
-    }
     let guard = match body.get("turnId") {
         None | Some(Value::Null) => None,
         Some(Value::String(t)) if !t.is_empty() => Some(t.clone()),
@@ -945,10 +945,7 @@ pub async fn end(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if let Err(resp) = admit(&shared, &headers) {
-        return eveify(resp).await;
-    }
-    if let Err(resp) = json_body(&headers, body).await {
+    if let Err(resp) = admitted(&shared, &headers, body, session.proto).await {
         return resp;
     }
     {
