@@ -440,3 +440,55 @@ async fn a_slow_cite_says_it_is_waiting_for_the_service_with_the_time_so_far() {
     assert!(matches!(seen.last(), Some(Progress::Receiving)), "{seen:?}");
     s.stop().await;
 }
+
+/// A slow cite can be cancelled while it sends, while the service works on it, and while
+/// its answer arrives: each time the job ends as cancelled and nothing of it is kept (the
+/// answer was going into an unnamed temporary file, which goes with it).
+#[tokio::test]
+async fn a_cancel_in_each_phase_of_a_slow_cite_keeps_nothing() {
+    use casebook_core::citations::jobs::{CiteJobs, CiteProgress, CiteSource};
+    let (_dir, path, _) = large_docx();
+    for phase in ["sending", "waiting", "receiving"] {
+        let (s, client) = setup().await;
+        match phase {
+            // Held before the service reads the body: the upload stalls part way.
+            "sending" => s.faults().set_latency(Duration::from_secs(5)),
+            "waiting" => s
+                .faults()
+                .set_cite_variants(casebook_sandbox::CiteVariants {
+                    slow_cite_ms: 5000,
+                    ..Default::default()
+                }),
+            _ => s.faults().set_slow_drip(Duration::from_millis(20)),
+        }
+        let jobs = Arc::new(CiteJobs::default());
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let running = jobs.clone();
+        let source = CiteSource::Document { path: path.clone() };
+        let run = tokio::spawn(async move {
+            running
+                .run(client, source, CiteOptions::default(), move |p| {
+                    let _ = tx.send(p);
+                })
+                .await
+        });
+        let mut job = None;
+        while let Some(p) = rx.recv().await {
+            match (&p, phase) {
+                (CiteProgress::Queued { job_id }, _) => job = Some(job_id.clone()),
+                (CiteProgress::Uploading { sent, of }, "sending") if sent < of => break,
+                (CiteProgress::Waiting { .. }, "waiting") => break,
+                (CiteProgress::Receiving, "receiving") => break,
+                _ => {}
+            }
+        }
+        assert!(
+            jobs.cancel(job.as_deref().unwrap()),
+            "{phase}: cancelled in flight"
+        );
+        let err = run.await.unwrap().unwrap_err();
+        assert_eq!(err.code(), ErrorCode::Cancelled, "{phase}: {err:?}");
+        assert_eq!(jobs.held(), 0, "{phase}: nothing kept");
+        s.stop().await;
+    }
+}
