@@ -187,6 +187,40 @@ async fn ten_cuts_make_eleven_requests_with_the_right_start_index_and_no_replay(
     }
 }
 
+/// A server that ignores `startIndex` and replays from the start after each cut: the
+/// records it sends again are recognised and skipped, and the cursor is counted from the
+/// replay, so each later request still asks for exactly what was read.
+#[tokio::test]
+async fn a_server_that_ignores_start_index_still_shows_each_record_once() {
+    for g in GENERATIONS {
+        let (s, c) = sandbox(g).await;
+        let id = mission(&c, "Does urban heat raise admissions?", 300, 0).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        s.faults().set_ignore_start_index(true);
+        s.faults().set_cut_random(7, 4);
+        let (seen, end) = watch(&c, &id, fast()).await;
+        assert!(matches!(end.reason, WatchEndReason::Terminal(_)), "{g:?}");
+        let asked: Vec<_> = s
+            .stream_requests(&id)
+            .iter()
+            .map(|r| r.start_index)
+            .collect();
+        let want: Vec<_> = std::iter::once(None)
+            .chain(seen.cursor_at_reconnect.iter().map(|n| Some(*n as i64)))
+            .collect();
+        assert_eq!(asked, want, "{g:?}: the cursor stays true through replays");
+        s.faults().set_ignore_start_index(false);
+        let clean = whole(&c, &id).await;
+        let got: Vec<_> = seen
+            .events
+            .iter()
+            .map(|e| (e.event.clone(), e.data.clone()))
+            .collect();
+        assert_eq!(got, clean, "{g:?}: nothing twice, nothing lost");
+        s.stop().await;
+    }
+}
+
 #[tokio::test]
 async fn a_lease_end_reconnects_at_once_without_replay() {
     for g in [MissionProtocol::EveB, MissionProtocol::Eve27] {
@@ -247,7 +281,23 @@ async fn a_just_created_sessions_stream_is_retried_and_an_unknown_one_fails_afte
 #[tokio::test]
 async fn a_three_turn_session_watched_afresh_stops_at_its_newest_turn() {
     for g in GENERATIONS {
+        three_turns_watched_afresh(g, true).await;
+    }
+}
+
+/// The same against servers that give no tail index (eve before 0.27.7): the newest
+/// turn's end is the one nothing follows.
+#[tokio::test]
+async fn without_a_tail_index_a_fresh_watch_still_stops_at_the_newest_turn() {
+    for g in GENERATIONS {
+        three_turns_watched_afresh(g, false).await;
+    }
+}
+
+async fn three_turns_watched_afresh(g: MissionProtocol, tail_index: bool) {
+    {
         let (s, c) = sandbox(g).await;
+        s.faults().set_no_tail_index(!tail_index);
         let id = mission(&c, "Does urban heat raise admissions?", 40, 0).await;
         let (first, _) = watch(&c, &id, fast()).await;
         let mut token = first

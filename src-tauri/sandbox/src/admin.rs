@@ -64,7 +64,11 @@
 //! - `notReady`: the next N eve follow-up POSTs answer `409 session_not_ready`;
 //! - `stream404`: the next N eve stream opens answer `404 Session not found.`;
 //! - `v27Transition`: `true` to have eve-27 sessions created from now on write the
-//!   tool-call family as v26 events inside their lines (eve's transition period).
+//!   tool-call family as v26 events inside their lines (eve's transition period);
+//! - `noTailIndex`: `true` to answer `includeTailIndex` without the
+//!   `x-eve-stream-tail-index` header, as eve did before 0.27.7;
+//! - `ignoreStartIndex`: `true` to send eve streams from their first record whatever
+//!   `startIndex` asks, as a server that does not know it would.
 //!
 //! `dropStreamAfter`, `cutRandom`, `tinyChunks` and `crlf` apply to eve streams too,
 //! counting records (lines) instead of events.
@@ -119,6 +123,8 @@ struct FaultRequest {
     stream_404: Option<u64>,
     #[serde(rename = "v27Transition")]
     v27_transition: Option<bool>,
+    no_tail_index: Option<bool>,
+    ignore_start_index: Option<bool>,
     require_references: Option<bool>,
     cite_style: Option<String>,
     placement: Option<String>,
@@ -349,6 +355,12 @@ async fn set_faults(
     }
     if let Some(on) = req.v27_transition {
         f.set_v27_transition(on);
+    }
+    if let Some(on) = req.no_tail_index {
+        f.set_no_tail_index(on);
+    }
+    if let Some(on) = req.ignore_start_index {
+        f.set_ignore_start_index(on);
     }
     if let Some(name) = req.completion_event.as_deref() {
         f.set_completion_event(Some(name));

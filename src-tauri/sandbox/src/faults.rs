@@ -274,6 +274,8 @@ struct State_ {
     not_ready_remaining: AtomicU64,
     stream_404_remaining: AtomicU64,
     v27_transition: AtomicBool,
+    no_tail_index: AtomicBool,
+    ignore_start_index: AtomicBool,
     cite: Mutex<crate::CiteVariants>,
     default_cite: Mutex<crate::CiteVariants>,
 }
@@ -572,6 +574,26 @@ impl Faults {
         self.0.v27_transition.load(Ordering::SeqCst)
     }
 
+    /// eve streams answer `includeTailIndex` with no `x-eve-stream-tail-index`, as eve
+    /// did before 0.27.7: a client must find the newest turn's end without it.
+    pub fn set_no_tail_index(&self, on: bool) {
+        self.0.no_tail_index.store(on, Ordering::SeqCst);
+    }
+
+    pub fn no_tail_index(&self) -> bool {
+        self.0.no_tail_index.load(Ordering::SeqCst)
+    }
+
+    /// eve streams ignore `startIndex` and send every record from the start, as a
+    /// server that does not know the parameter would.
+    pub fn set_ignore_start_index(&self, on: bool) {
+        self.0.ignore_start_index.store(on, Ordering::SeqCst);
+    }
+
+    pub fn ignore_start_index(&self) -> bool {
+        self.0.ignore_start_index.load(Ordering::SeqCst)
+    }
+
     /// The citation service's variants now in force.
     pub fn cite_variants(&self) -> crate::CiteVariants {
         *lock(&self.0.cite)
@@ -597,6 +619,8 @@ impl Faults {
     pub fn clear(&self) {
         self.set_cite_variants(*lock(&self.0.default_cite));
         self.set_v27_transition(false);
+        self.set_no_tail_index(false);
+        self.set_ignore_start_index(false);
         self.set_mission_protocol(MissionProtocol::from_index(
             self.0.default_protocol.load(Ordering::SeqCst),
         ));

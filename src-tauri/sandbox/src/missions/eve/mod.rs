@@ -752,7 +752,11 @@ pub async fn stream(
         return session_not_found();
     }
     let len = session.lock().records.len() as i64;
-    let wanted = start_index.unwrap_or(0);
+    let wanted = if faults.ignore_start_index() {
+        0
+    } else {
+        start_index.unwrap_or(0)
+    };
     let mut start = if wanted < 0 {
         (len + wanted).max(0)
     } else {
@@ -763,7 +767,7 @@ pub async fn stream(
         start = len;
         position = Some(len as usize);
     }
-    let tail = include_tail_index.then_some(len - 1);
+    let tail = (include_tail_index && !faults.no_tail_index()).then_some(len - 1);
     wire::response(
         session,
         usize::try_from(start).unwrap_or(usize::MAX),
