@@ -13,7 +13,8 @@ use casebook_core::citations::jobs::{
 use casebook_core::desktop::launch::DropUpdate;
 use casebook_core::keys::{KeyStatus, Service};
 use casebook_core::missions::client::{CancelAck, Delivered, FollowUp, InputResponse, MissionSpec};
-use casebook_core::missions::conversation::Conversation;
+use casebook_core::missions::conversation::{ConversationSummary, Source};
+use casebook_core::missions::conversation_store::{ConversationHits, ConversationPage};
 use casebook_core::missions::follower::MissionUpdate;
 use casebook_core::missions::store::{EventFilter, EventPage, KindCount, MissionRecord};
 use casebook_core::missions::transcript::ExportFormat;
@@ -231,8 +232,39 @@ pub async fn answer_mission(
 pub async fn mission_conversation(
     core: Core<'_>,
     session_id: String,
-) -> Result<Conversation, Error> {
-    core.mission_conversation(&session_id).await
+) -> Result<ConversationSummary, Error> {
+    core.mission_summary(&session_id).await
+}
+
+/// A page of the conversation: the window holds only what it shows.
+#[tauri::command]
+pub async fn mission_items(
+    core: Core<'_>,
+    session_id: String,
+    offset: u32,
+    limit: u32,
+) -> Result<ConversationPage, Error> {
+    core.mission_items(&session_id, offset, limit).await
+}
+
+#[tauri::command]
+pub async fn mission_sources(
+    core: Core<'_>,
+    session_id: String,
+    offset: u32,
+    limit: u32,
+) -> Result<Vec<Source>, Error> {
+    core.mission_sources(&session_id, offset, limit).await
+}
+
+#[tauri::command]
+pub async fn search_mission(
+    core: Core<'_>,
+    session_id: String,
+    query: String,
+    limit: u32,
+) -> Result<ConversationHits, Error> {
+    core.search_mission(&session_id, &query, limit).await
 }
 
 /// Saves the transcript where the user says. `None`: cancelled.

@@ -561,7 +561,10 @@ async fn watch(core: &Arc<Casebook>, session_id: &str, json: bool) -> Result<(),
     let last = ended.clone();
     let sink = Box::new(move |update: MissionUpdate| {
         match update {
-            MissionUpdate::Mission { .. } => {}
+            // The CLI prints the records; `mission show` prints the conversation.
+            MissionUpdate::Mission { .. }
+            | MissionUpdate::Conversation { .. }
+            | MissionUpdate::Items { .. } => {}
             MissionUpdate::Events { events, .. } => output::print_events(&events, json),
             MissionUpdate::Status { detail, code, .. } => {
                 if tty && let Some(d) = &detail {

@@ -4,7 +4,7 @@ use casebook_core::account::AccountView;
 use casebook_core::citations::client::{Preview, PreviewSource};
 use casebook_core::citations::jobs::Cited;
 use casebook_core::missions::client::Delivered;
-use casebook_core::missions::conversation::{Conversation, Role};
+use casebook_core::missions::conversation::{Conversation, ItemKind, usd};
 use casebook_core::missions::store::{MissionRecord, StoredEvent};
 use casebook_core::missions::transcript::rfc3339;
 use casebook_core::net::http::Progress;
@@ -262,8 +262,12 @@ pub fn print_delivered(session_id: &str, sent: &Delivered, json: bool) {
     let _ = std::io::stdout().flush();
 }
 
-/// `mission show`: where the mission stands, what it asks, what was said.
-pub fn print_conversation(record: &MissionRecord, c: &Conversation, json: bool) {
+/// `mission show`: where the mission stands, the conversation (messages, steps with
+/// their sources, questions), what it asks, and the spend.
+pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: bool) {
+    let summary = conv.summary();
+    let c = &summary;
+    let facts = conv.facts();
     if json {
         println!(
             "{}",
@@ -273,18 +277,56 @@ pub fn print_conversation(record: &MissionRecord, c: &Conversation, json: bool) 
                 "pending": c.pending,
                 "signIns": c.sign_ins,
                 "messages": c.messages,
+                "items": conv.items,
+                "sources": conv.sources,
+                "spentUsd": facts.spent_usd,
+                "activity": facts.activity,
             }))
         );
         return;
     }
     println!("{}  {}", record.session_id, record.status.as_str());
-    for m in &c.messages {
-        let who = match (m.role, m.narration) {
-            (Role::User, _) => "you",
-            (Role::Assistant, true) => "agent (working)",
-            (Role::Assistant, false) => "agent",
-        };
-        println!("\n[{who}]\n{}", m.text.trim_end());
+    if let Some(spent) = facts.spent_usd {
+        println!(
+            "spent {} of {}",
+            usd(spent),
+            usd(record.budget_cents as f64 / 100.0)
+        );
+    }
+    for item in &conv.items {
+        match item.kind {
+            ItemKind::User => println!("\n[you]\n{}", item.text.trim_end()),
+            ItemKind::Assistant if item.narration => {
+                println!("\n[agent, working]\n{}", item.text.trim_end())
+            }
+            ItemKind::Assistant => println!("\n[agent]\n{}", item.text.trim_end()),
+            ItemKind::Reasoning => {}
+            ItemKind::Tool => {
+                println!("  - {}", item.text);
+                if let Some(step) = &item.step {
+                    if let Some(e) = &step.error {
+                        println!("    failed: {e}");
+                    }
+                    for src in &step.sources {
+                        println!(
+                            "    {} <{}>",
+                            src.title.as_deref().unwrap_or(""),
+                            src.url
+                        );
+                    }
+                }
+            }
+            ItemKind::Question => {
+                if let Some(r) = &item.request
+                    && let Some(outcome) = &r.outcome
+                {
+                    let answer = r.answer.as_deref().map(|a| format!(": {a}")).unwrap_or_default();
+                    println!("\n[asked] {} ({outcome}{answer})", r.prompt);
+                }
+            }
+            ItemKind::SignIn | ItemKind::Turn => {}
+            ItemKind::Failure => println!("\n[failed] {}", item.text),
+        }
     }
     for s in &c.sign_ins {
         println!(

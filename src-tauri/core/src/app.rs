@@ -13,7 +13,8 @@ use crate::citations::reader;
 use crate::error::{Error, ErrorCode, Result};
 use crate::keys::{KeyStatus, KeyStore, Service, SessionCookie, SessionSource};
 use crate::missions::client::{CancelAck, Delivered, FollowUp, InvestigationClient, MissionSpec};
-use crate::missions::conversation::Conversation;
+use crate::missions::conversation::{Conversation, ConversationSummary, Source};
+use crate::missions::conversation_store::{ConversationHits, ConversationPage};
 use crate::missions::follower::{Follower, Observer, Sink};
 use crate::missions::store::{
     EventFilter, EventPage, KindCount, MissionRecord, MissionStatus, MissionStore,
@@ -390,21 +391,54 @@ impl Casebook {
         Ok(delivered)
     }
 
-    /// The mission as a conversation: its messages so far and what it asks, from the
-    /// stored records.
+    /// The mission as a conversation, whole and up to date with its stored records.
     pub async fn mission_conversation(&self, session_id: &str) -> Result<Conversation> {
         self.store.require(session_id).await?;
-        let mut conversation = Conversation::default();
-        let mut after = 0;
-        loop {
-            let page = self.store.events(session_id, after, 5000).await?;
-            let Some(last) = page.last() else { break };
-            after = last.seq;
-            for e in &page {
-                conversation.apply(&e.event);
-            }
-        }
-        Ok(conversation)
+        Ok(self.store.conversation(session_id).await?.0)
+    }
+
+    /// What was said, what the mission asks and which sign-ins it waits for.
+    pub async fn mission_summary(&self, session_id: &str) -> Result<ConversationSummary> {
+        Ok(self.mission_conversation(session_id).await?.summary())
+    }
+
+    /// At most `limit` conversation items from index `offset`.
+    pub async fn mission_items(
+        &self,
+        session_id: &str,
+        offset: u32,
+        limit: u32,
+    ) -> Result<ConversationPage> {
+        self.store.require(session_id).await?;
+        self.store
+            .conversation_items(session_id, offset, limit)
+            .await
+    }
+
+    /// The sources found, from the `offset`-th.
+    pub async fn mission_sources(
+        &self,
+        session_id: &str,
+        offset: u32,
+        limit: u32,
+    ) -> Result<Vec<Source>> {
+        self.store.require(session_id).await?;
+        self.store
+            .conversation_sources(session_id, offset, limit)
+            .await
+    }
+
+    /// The conversation items whose text has `query`.
+    pub async fn search_mission(
+        &self,
+        session_id: &str,
+        query: &str,
+        limit: u32,
+    ) -> Result<ConversationHits> {
+        self.store.require(session_id).await?;
+        self.store
+            .search_conversation(session_id, query, limit)
+            .await
     }
 
     /// Makes sure `session_id` is in the history, so a mission started elsewhere can

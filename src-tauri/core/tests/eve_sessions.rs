@@ -359,7 +359,7 @@ async fn three_turns_watched_afresh(g: MissionProtocol, tail_index: bool) {
         );
         let said = Conversation::from_events(&all.events);
         assert!(
-            said.messages.iter().any(|m| m.text == "Thank you."),
+            said.messages().iter().any(|m| m.text == "Thank you."),
             "{g:?}"
         );
         s.stop().await;
@@ -428,7 +428,7 @@ async fn a_question_is_answered_by_option_and_by_text_and_the_turn_goes_on() {
             let (asked, end) = watch(&c, &id, fast()).await;
             assert!(matches!(end.reason, WatchEndReason::Terminal(_)), "{g:?}");
             assert_eq!(status_of(&asked.events), MissionStatus::NeedsInput, "{g:?}");
-            let pending = Conversation::from_events(&asked.events).pending;
+            let pending = Conversation::from_events(&asked.events).pending();
             let q = &pending[0];
             assert!(!q.options.is_empty(), "{g:?}");
             let answer = if by_text {
@@ -462,7 +462,7 @@ async fn a_question_is_answered_by_option_and_by_text_and_the_turn_goes_on() {
             let mut all = asked.events.clone();
             all.extend(after.events.clone());
             assert!(
-                Conversation::from_events(&all).pending.is_empty(),
+                Conversation::from_events(&all).pending().is_empty(),
                 "{g:?}: the answer settled the question"
             );
             assert_eq!(

@@ -114,8 +114,8 @@ fn generation_a_is_a_two_turn_conversation_with_an_answered_question() {
     let records = read(Generation::Events(Some(19)), &[&data("gen-a.ndjson")]);
     let events = events_of(&records);
     let c = Conversation::from_events(&events);
-    let said: Vec<_> = c
-        .messages
+    let messages = c.messages();
+    let said: Vec<_> = messages
         .iter()
         .map(|m| (m.role, m.narration, m.text.as_str()))
         .collect();
@@ -127,7 +127,7 @@ fn generation_a_is_a_two_turn_conversation_with_an_answered_question() {
         said[2],
         (Role::Assistant, false, "# Report\nHeat raises admissions.")
     );
-    assert!(c.pending.is_empty(), "the question was answered");
+    assert!(c.pending().is_empty(), "the question was answered");
     // Half way (after the first session.waiting) the question is pending and the
     // mission needs its answer.
     let first_wait = events
@@ -135,8 +135,8 @@ fn generation_a_is_a_two_turn_conversation_with_an_answered_question() {
         .position(|e| e.event == "session.waiting")
         .unwrap();
     let half = Conversation::from_events(&events[..=first_wait]);
-    assert_eq!(half.pending[0].request_id, "req_1");
-    assert_eq!(half.pending[0].options[0].id, "weather");
+    assert_eq!(half.pending()[0].request_id, "req_1");
+    assert_eq!(half.pending()[0].options[0].id, "weather");
     let status = events[..=first_wait]
         .iter()
         .fold(MissionStatus::Running, |s, e| s.after(e));
@@ -167,8 +167,8 @@ fn generation_b_holds_its_turn_for_input_not_for_tasks_and_ends_failed() {
         .fold(MissionStatus::Running, |s, e| s.after(e));
     assert_eq!(status, MissionStatus::Failed);
     let c = Conversation::from_events(&events);
-    assert!(c.pending.is_empty(), "the approval was denied, so settled");
-    assert_eq!(c.messages[0].text, "Find sources — “urban heat” 🌡");
+    assert!(c.pending().is_empty(), "the approval was denied, so settled");
+    assert_eq!(c.messages()[0].text, "Find sources — “urban heat” 🌡");
 }
 
 #[test]
@@ -176,11 +176,11 @@ fn generation_27_assembles_its_parts_and_holds_for_its_interaction() {
     let records = read(Generation::Lines, &[&data("gen-27.ndjson")]);
     let events = events_of(&records);
     let c = Conversation::from_events(&events);
-    assert_eq!(c.messages[0].text, "Hello");
-    assert_eq!(c.messages[1].text, "Héllo 🦀");
-    assert!(!c.messages[1].narration);
-    assert_eq!(c.pending[0].request_id, "i1");
-    assert!(!c.pending[0].allow_freeform);
+    assert_eq!(c.messages()[0].text, "Hello");
+    assert_eq!(c.messages()[1].text, "Héllo 🦀");
+    assert!(!c.messages()[1].narration);
+    assert_eq!(c.pending()[0].request_id, "i1");
+    assert!(!c.pending()[0].allow_freeform);
     // Scope joins a fact's data.
     let turn = events.iter().find(|e| e.event == "turn.started").unwrap();
     assert_eq!(turn.data["scope"]["turnId"], "t1");

@@ -184,19 +184,132 @@ requestId: string,
 /**
  * `question`, `tool-approval`, `session-limit`, `approval`, `budget`, ... (open).
  */
-kind: string, prompt: string, options: Array<RequestOption>, allowFreeform: boolean, };
+kind: string, prompt: string, options: Array<RequestOption>, allowFreeform: boolean, 
+/**
+ * How it ended (`answered`, `approved`, `denied`, `cancelled`, …); none while pending.
+ */
+outcome?: string, 
+/**
+ * The answer given: the chosen option's label, or the text.
+ */
+answer?: string, };
 
 export type SignIn = { 
 /**
  * What to sign in to (eve's `name`).
  */
-name: string, description?: string, url?: string, userCode?: string, expiresAt?: string, };
+name: string, description?: string, url?: string, userCode?: string, expiresAt?: string, 
+/**
+ * `authorized`, `declined`, … once it ended.
+ */
+outcome?: string, };
 
-export type Conversation = { messages: Array<Message>, pending: Array<PendingRequest>, 
+export type ItemKind = "user" | "assistant" | "reasoning" | "tool" | "question" | "sign-in" | "failure" | "turn";
+
+export type StepStatus = "running" | "completed" | "failed" | "rejected" | "cancelled";
+
+export type Source = { url: string, title?: string, 
+/**
+ * The item that first cited it (the sources list links there).
+ */
+item: number, };
+
+export type Step = { 
+/**
+ * `tool`, `task` or `agent`.
+ */
+kind: string, name: string, 
+/**
+ * What the step was asked, readable: the query or URL when there is one, else its
+ * input as JSON.
+ */
+input: string, status: StepStatus, output?: string, error?: string, sources: Array<Source>, };
+
+export type Item = { 
+/**
+ * Its place in the conversation, from 0; stable once given.
+ */
+index: number, kind: ItemKind, 
+/**
+ * A message's or reasoning's whole text so far; a failure's message; a turn's label;
+ * a step's or question's one-line summary.
+ */
+text: string, 
+/**
+ * Still streaming (a message, reasoning), running (a step) or pending (a question).
+ */
+open: boolean, 
+/**
+ * An assistant message narrating work it goes on with (before a tool call), not
+ * a reply.
+ */
+narration: boolean, 
+/**
+ * A finished assistant message as HTML from its Markdown (see `markdown`).
+ */
+html?: string, step?: Step, request?: PendingRequest, signIn?: SignIn, 
+/**
+ * The records it was made from (by `seq`; 0 when built from bare events).
+ */
+firstSeq: bigint, lastSeq: bigint, };
+
+export type ConversationFacts = { 
+/**
+ * How many items the conversation has.
+ */
+items: number, 
+/**
+ * How many sources it found.
+ */
+sources: number, 
+/**
+ * What the agent does now ("Searching: urban heat exposure"), while something runs.
+ */
+activity?: string, 
+/**
+ * Spend so far in dollars, when the service reported any.
+ */
+spentUsd?: number, 
+/**
+ * The index of the report (the newest finished reply), if there is one.
+ */
+report?: number, };
+
+export type ConversationChanges = { 
+/**
+ * Changed and new items, by index.
+ */
+items: Array<Item>, 
+/**
+ * Sources found for the first time.
+ */
+sources: Array<Source>, facts: ConversationFacts, };
+
+export type ConversationSummary = { messages: Array<Message>, pending: Array<PendingRequest>, 
 /**
  * Sign-ins asked for and not completed yet.
  */
 signIns: Array<SignIn>, };
+
+export type ConversationPage = { facts: ConversationFacts, 
+/**
+ * The index of the first of `items`.
+ */
+offset: number, items: Array<Item>, 
+/**
+ * The first sources found (at most a page; `facts.sources` says how many in all).
+ */
+sources: Array<Source>, };
+
+export type ConversationHits = { 
+/**
+ * How many items match in all.
+ */
+total: number, 
+/**
+ * The first `limit` of them, in order.
+ */
+items: Array<Item>, };
 
 export type EventKind = "turn_started" | "plan" | "search_query" | "source_found" | "evidence" | "finding_verified" | "spend_updated" | "report_final" | "turn_completed" | "turn_cancelled" | "session_waiting" | "session_completed" | "unknown";
 
@@ -235,11 +348,11 @@ total: number,
  */
 offset: number, events: Array<StoredEvent>, };
 
-export type MissionUpdate = { "type": "mission", mission: MissionRecord, } | { "type": "events", events: Array<StoredEvent>, replay: boolean, } | { "type": "status", status: MissionStatus, detail: string | null, code: ErrorCode | null, };
+export type MissionUpdate = { "type": "mission", mission: MissionRecord, } | { "type": "events", events: Array<StoredEvent>, replay: boolean, } | { "type": "conversation", page: ConversationPage, } | { "type": "items", changes: ConversationChanges, } | { "type": "status", status: MissionStatus, detail: string | null, code: ErrorCode | null, };
 
 export type MissionStatusChanged = { sessionId: string, status: MissionStatus, };
 
-export type ExportFormat = "markdown" | "json";
+export type ExportFormat = "markdown" | "json" | "report";
 
 export type SessionSource = "keyring" | "environment";
 

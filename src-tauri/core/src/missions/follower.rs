@@ -12,6 +12,8 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::client::{InvestigationClient, MissionEvent};
+use crate::missions::conversation::{Conversation, ConversationChanges};
+use crate::missions::conversation_store::{ConversationPage, ITEM_PAGE};
 use crate::missions::store::{MissionRecord, MissionStatus, MissionStore, StoredEvent};
 use crate::missions::stream::{WatchEnd, WatchEndReason, WatchOptions, WatchUpdate};
 use serde::Serialize;
@@ -50,6 +52,10 @@ pub enum MissionUpdate {
         events: Vec<StoredEvent>,
         replay: bool,
     },
+    /// The conversation as it stands when the subscriber came: its newest items.
+    Conversation { page: ConversationPage },
+    /// What the newest records changed in the conversation (after their `Events`).
+    Items { changes: ConversationChanges },
     /// The mission's status changed; `detail` says why for reconnecting, lost and
     /// error, and `code` is the error's code when following failed.
     Status {
@@ -83,6 +89,9 @@ struct Inner {
     finished: bool,
     /// Why following failed, once it has.
     error: Option<ErrorCode>,
+    /// The conversation, continued as records arrive; read from the store at the first
+    /// batch.
+    conversation: Option<Conversation>,
 }
 
 struct Watcher {
@@ -163,6 +172,7 @@ impl Follower {
                 status: record.status,
                 finished: false,
                 error: None,
+                conversation: None,
             }),
         });
         running.insert(record.session_id.clone(), watcher.clone());
@@ -379,6 +389,20 @@ impl Follower {
         // The store moves the status with the same rule, so this matches what it saved.
         let before = inner.status;
         let after = fresh.iter().fold(before, |s, e| s.after(&e.event));
+        let upto = fresh.last().map_or(0, |e| e.seq);
+        let conversation = match inner.conversation.take() {
+            Some(c) => c,
+            // Caught up with what is stored, which already holds `fresh`.
+            None => self.store.conversation(&w.record.session_id).await?.0,
+        };
+        let mut conversation = conversation;
+        let sources_before = conversation.sources.len();
+        for e in &fresh {
+            // Records the stored conversation already read change nothing twice.
+            if e.seq > conversation.upto() {
+                conversation.apply_at(&e.event, e.seq);
+            }
+        }
         Watcher::broadcast(
             inner,
             MissionUpdate::Events {
@@ -386,6 +410,25 @@ impl Follower {
                 replay: false,
             },
         );
+        if conversation.has_changes() {
+            let changes = conversation.take_changes();
+            let progress = conversation.progress.clone();
+            Watcher::broadcast(
+                inner,
+                MissionUpdate::Items {
+                    changes: changes.clone(),
+                },
+            );
+            // Kept under the lock, so a window that subscribes now reads it whole.
+            if let Err(e) = self
+                .store
+                .save_conversation(&w.record.session_id, changes, progress, upto, sources_before)
+                .await
+            {
+                tracing::warn!("cannot keep the mission's conversation: {}", e.message);
+            }
+        }
+        inner.conversation = Some(conversation);
         if after != before {
             inner.status = after;
             self.announce(w, inner, after, None);
@@ -435,6 +478,11 @@ async fn replay(store: &MissionStore, session_id: &str, sink: &Sink, events: boo
         return Err(gone());
     }
     if !events {
+        // A window reads the conversation, and pages its records only when asked.
+        let page = store.conversation_tail(session_id, ITEM_PAGE).await?;
+        if !sink(MissionUpdate::Conversation { page }) {
+            return Err(gone());
+        }
         return Ok(());
     }
     let mut after = 0;

@@ -56,6 +56,32 @@ const MIGRATIONS: &[&str] = &[
     // written before a crash is recognised when it comes again.
     "ALTER TABLE missions ADD COLUMN stream_cursor INTEGER;
     ALTER TABLE missions ADD COLUMN cursor_seq INTEGER;",
+    // 5: the conversation the records make (missions::conversation), kept beside them so a
+    // long mission opens at once and pages by item: its items, its sources in the order
+    // found, and where it stands (`progress`, the records read up to `upto_seq`, the
+    // figures). Derived: rebuilt from the events whenever it is behind them.
+    "CREATE TABLE conversations (
+        session_id TEXT PRIMARY KEY REFERENCES missions(session_id) ON DELETE CASCADE,
+        upto_seq INTEGER NOT NULL,
+        progress TEXT NOT NULL,
+        facts TEXT NOT NULL
+    );
+    CREATE TABLE conversation_items (
+        session_id TEXT NOT NULL REFERENCES missions(session_id) ON DELETE CASCADE,
+        idx INTEGER NOT NULL,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        item TEXT NOT NULL,
+        PRIMARY KEY (session_id, idx)
+    );
+    CREATE TABLE conversation_sources (
+        session_id TEXT NOT NULL REFERENCES missions(session_id) ON DELETE CASCADE,
+        n INTEGER NOT NULL,
+        url TEXT NOT NULL,
+        title TEXT,
+        item INTEGER NOT NULL,
+        PRIMARY KEY (session_id, n)
+    );",
 ];
 
 /// Where a stream resumes after a restart.
@@ -236,7 +262,7 @@ impl StoredEvent {
     }
 }
 
-fn db_err(e: rusqlite::Error) -> Error {
+pub(crate) fn db_err(e: rusqlite::Error) -> Error {
     Error::new(
         ErrorCode::Io,
         format!("The mission history could not be read or written ({e})."),
@@ -292,7 +318,7 @@ impl MissionStore {
         })
     }
 
-    async fn with<T: Send + 'static>(
+    pub(crate) async fn with<T: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Connection) -> Result<T> + Send + 'static,
     ) -> Result<T> {
@@ -834,7 +860,7 @@ pub struct KindCount {
     pub count: u64,
 }
 
-fn row_to_event(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEvent> {
+pub(crate) fn row_to_event(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEvent> {
     let data: String = r.get(3)?;
     let mut event = MissionEvent::new(r.get(1)?, r.get(2)?, "null");
     event.data = serde_json::from_str(&data).unwrap_or(serde_json::Value::String(data));

@@ -4,6 +4,7 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::client::format_usd;
+use crate::missions::conversation::{Conversation, ItemKind, usd};
 use crate::missions::store::{MissionRecord, MissionStore, StoredEvent};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -46,6 +47,8 @@ pub fn markdown(m: &MissionRecord, events: &[StoredEvent]) -> String {
     let _ = writeln!(out, "- Service: {}", m.base_url);
     let _ = writeln!(out, "- Events: {}\n", events.len());
     let _ = writeln!(out, "## Objective\n\n{}\n", m.objective.trim());
+    let conversation = Conversation::from_events(events.iter().map(|e| &e.event));
+    conversation_markdown(&mut out, &conversation);
     let _ = writeln!(out, "## Timeline");
     for e in events {
         let id = e
@@ -64,6 +67,86 @@ pub fn markdown(m: &MissionRecord, events: &[StoredEvent]) -> String {
         out.push_str(&e.card.markdown());
     }
     out
+}
+
+/// The conversation as people read it: messages, steps with their sources, questions
+/// with their answers, failures, then every source once.
+fn conversation_markdown(out: &mut String, c: &Conversation) {
+    if c.items.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "## Conversation\n");
+    if let Some(spent) = c.spent_usd() {
+        let _ = writeln!(out, "Spent {}.\n", usd(spent));
+    }
+    for item in &c.items {
+        match item.kind {
+            ItemKind::User => {
+                let _ = writeln!(out, "**You:**\n\n{}\n", item.text.trim());
+            }
+            ItemKind::Assistant if item.narration => {
+                let _ = writeln!(out, "*{}*\n", one_line(&item.text));
+            }
+            ItemKind::Assistant => {
+                let _ = writeln!(out, "**Agent:**\n\n{}\n", item.text.trim());
+            }
+            ItemKind::Tool => {
+                let _ = writeln!(out, "- {}", one_line(&item.text));
+                if let Some(step) = &item.step {
+                    if let Some(e) = &step.error {
+                        let _ = writeln!(out, "  - failed: {}", one_line(e));
+                    }
+                    for s in &step.sources {
+                        let title = s.title.as_deref().map(one_line).unwrap_or_else(|| s.url.clone());
+                        let _ = writeln!(out, "  - [{title}](<{}>)", s.url);
+                    }
+                }
+                out.push('\n');
+            }
+            ItemKind::Question => {
+                if let Some(r) = &item.request {
+                    let outcome = match (&r.outcome, &r.answer) {
+                        (Some(o), Some(a)) => format!(" ({o}: {})", one_line(a)),
+                        (Some(o), None) => format!(" ({o})"),
+                        _ => " (waiting for an answer)".into(),
+                    };
+                    let _ = writeln!(out, "> **Asked:** {}{outcome}\n", one_line(&r.prompt));
+                }
+            }
+            ItemKind::SignIn => {
+                let _ = writeln!(out, "> {}\n", one_line(&item.text));
+            }
+            ItemKind::Failure => {
+                let _ = writeln!(out, "> **Failed:** {}\n", one_line(&item.text));
+            }
+            ItemKind::Turn => {
+                let _ = writeln!(out, "---\n\n*{}*\n", item.text);
+            }
+            ItemKind::Reasoning => {}
+        }
+    }
+    if !c.sources.is_empty() {
+        let _ = writeln!(out, "### Sources\n");
+        for (i, s) in c.sources.iter().enumerate() {
+            let title = s.title.as_deref().map(one_line).unwrap_or_else(|| s.url.clone());
+            let _ = writeln!(out, "{}. [{title}](<{}>)", i + 1, s.url);
+        }
+        out.push('\n');
+    }
+}
+
+/// The mission's report (its newest reply) as the Markdown the agent wrote.
+pub fn report(m: &MissionRecord, events: &[StoredEvent]) -> Result<String> {
+    let c = Conversation::from_events(events.iter().map(|e| &e.event));
+    let report = c.report().ok_or_else(|| {
+        Error::new(
+            ErrorCode::NotFound,
+            format!("Mission {} has no report yet.", m.session_id),
+        )
+    })?;
+    let mut text = report.text.trim_end().to_owned();
+    text.push('\n');
+    Ok(text)
 }
 
 /// The whole transcript as JSON: the mission and every event with its raw data.
@@ -98,6 +181,8 @@ pub fn json(m: &MissionRecord, events: &[StoredEvent]) -> Value {
 pub enum ExportFormat {
     Markdown,
     Json,
+    /// The report alone, as the Markdown the agent wrote.
+    Report,
 }
 
 impl ExportFormat {
@@ -106,6 +191,7 @@ impl ExportFormat {
         match self {
             ExportFormat::Markdown => ("Markdown", "md"),
             ExportFormat::Json => ("JSON", "json"),
+            ExportFormat::Report => ("Markdown", "md"),
         }
     }
 }
@@ -116,8 +202,9 @@ impl std::str::FromStr for ExportFormat {
         match s {
             "md" | "markdown" => Ok(Self::Markdown),
             "json" => Ok(Self::Json),
+            "report" => Ok(Self::Report),
             other => Err(Error::invalid_input(format!(
-                "Unknown format \"{other}\": use md or json."
+                "Unknown format \"{other}\": use md, json or report."
             ))),
         }
     }
@@ -145,7 +232,11 @@ pub fn export_name(record: &MissionRecord, format: ExportFormat) -> String {
     } else {
         words.join(" ")
     };
-    format!("{stem} (mission).{}", format.filter().1)
+    let what = match format {
+        ExportFormat::Report => "report",
+        _ => "mission",
+    };
+    format!("{stem} ({what}).{}", format.filter().1)
 }
 
 /// The stored mission's transcript in `format`, as the file's bytes.
@@ -158,6 +249,7 @@ pub async fn export(
     let events = store.events(session_id, 0, u32::MAX).await?;
     let bytes = match format {
         ExportFormat::Markdown => markdown(&record, &events).into_bytes(),
+        ExportFormat::Report => report(&record, &events)?.into_bytes(),
         ExportFormat::Json => {
             let mut v = serde_json::to_vec_pretty(&json(&record, &events))
                 .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?;

@@ -1,0 +1,407 @@
+//! The conversation kept beside the records (schema 5): a window opens a long mission by
+//! reading its newest items and pages back by item, never by record. The records stay
+//! the truth; whenever the kept conversation is behind them (an older Casebook wrote
+//! them, a crash came between the two writes, another process appended), it is
+//! continued from the first record it has not read.
+
+use crate::error::Result;
+use crate::missions::conversation::{Conversation, ConversationChanges, ConversationFacts, Item, Progress, Source};
+use crate::missions::store::{MissionStore, StoredEvent, db_err};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use ts_rs::TS;
+
+/// Items per page the window reads.
+pub const ITEM_PAGE: u32 = 100;
+/// The most items or sources one call returns.
+const MAX_ITEMS: u32 = 1_000;
+/// Records read at a time while catching up.
+const CATCH_UP_BATCH: u32 = 5_000;
+
+/// A slice of a mission's conversation, with its figures.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct ConversationPage {
+    pub facts: ConversationFacts,
+    /// The index of the first of `items`.
+    pub offset: u32,
+    pub items: Vec<Item>,
+    /// The first sources found (at most a page; `facts.sources` says how many in all).
+    pub sources: Vec<Source>,
+}
+
+/// Items whose text has what was searched for.
+#[derive(Debug, Clone, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct ConversationHits {
+    /// How many items match in all.
+    pub total: u32,
+    /// The first `limit` of them, in order.
+    pub items: Vec<Item>,
+}
+
+/// What is kept: where it stands, and the records read.
+struct Kept {
+    upto: u64,
+    progress: Progress,
+}
+
+impl MissionStore {
+    /// The whole conversation, up to date with every stored record (what a watcher
+    /// continues as records arrive).
+    pub async fn conversation(&self, session_id: &str) -> Result<(Conversation, u64)> {
+        let id = session_id.to_owned();
+        self.with(move |c| {
+            let (conv, upto) = load(c, &id)?;
+            catch_up(c, &id, conv, upto)
+        })
+        .await
+    }
+
+    /// Keeps what records up to `upto_seq` changed (called with the changes a watcher
+    /// took, after it sent them).
+    pub async fn save_conversation(
+        &self,
+        session_id: &str,
+        changes: ConversationChanges,
+        progress: Progress,
+        upto_seq: u64,
+        sources_before: usize,
+    ) -> Result<()> {
+        let id = session_id.to_owned();
+        self.with(move |c| save(c, &id, &changes, &progress, upto_seq, sources_before))
+            .await
+    }
+
+    /// The conversation's figures, its newest `tail` items and its first sources.
+    pub async fn conversation_tail(&self, session_id: &str, tail: u32) -> Result<ConversationPage> {
+        let id = session_id.to_owned();
+        self.with(move |c| {
+            let facts = facts_caught_up(c, &id)?;
+            let limit = tail.min(MAX_ITEMS);
+            let offset = facts.items.saturating_sub(limit);
+            Ok(ConversationPage {
+                items: items_in(c, &id, offset, limit)?,
+                sources: sources_in(c, &id, 0, ITEM_PAGE)?,
+                offset,
+                facts,
+            })
+        })
+        .await
+    }
+
+    /// At most `limit` items from index `offset`, with the figures.
+    pub async fn conversation_items(
+        &self,
+        session_id: &str,
+        offset: u32,
+        limit: u32,
+    ) -> Result<ConversationPage> {
+        let id = session_id.to_owned();
+        self.with(move |c| {
+            let facts = facts_caught_up(c, &id)?;
+            Ok(ConversationPage {
+                items: items_in(c, &id, offset, limit.min(MAX_ITEMS))?,
+                sources: Vec::new(),
+                offset,
+                facts,
+            })
+        })
+        .await
+    }
+
+    /// At most `limit` sources from the `offset`-th found.
+    pub async fn conversation_sources(
+        &self,
+        session_id: &str,
+        offset: u32,
+        limit: u32,
+    ) -> Result<Vec<Source>> {
+        let id = session_id.to_owned();
+        self.with(move |c| sources_in(c, &id, offset, limit.min(MAX_ITEMS)))
+            .await
+    }
+
+    /// The items whose text has `query` (case-blind for ASCII letters), the first
+    /// `limit` of them.
+    pub async fn search_conversation(
+        &self,
+        session_id: &str,
+        query: &str,
+        limit: u32,
+    ) -> Result<ConversationHits> {
+        let id = session_id.to_owned();
+        let pattern = format!(
+            "%{}%",
+            query
+                .trim()
+                .replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        );
+        self.with(move |c| {
+            facts_caught_up(c, &id)?;
+            let total: u32 = c
+                .prepare_cached(
+                    "SELECT COUNT(*) FROM conversation_items WHERE session_id = ?1 AND text LIKE ?2 ESCAPE '\\'",
+                )
+                .and_then(|mut s| s.query_row(params![id, pattern], |r| r.get(0)))
+                .map_err(db_err)?;
+            let mut stmt = c
+                .prepare_cached(
+                    "SELECT item FROM conversation_items WHERE session_id = ?1 AND text LIKE ?2 ESCAPE '\\'
+                     ORDER BY idx LIMIT ?3",
+                )
+                .map_err(db_err)?;
+            let items = stmt
+                .query_map(params![id, pattern, limit.min(MAX_ITEMS)], |r| r.get::<_, String>(0))
+                .map_err(db_err)?
+                .filter_map(|r| r.ok())
+                .filter_map(|json| serde_json::from_str(&json).ok())
+                .collect();
+            Ok(ConversationHits { total, items })
+        })
+        .await
+    }
+}
+
+fn kept(c: &Connection, id: &str) -> Result<Option<Kept>> {
+    c.query_row(
+        "SELECT upto_seq, progress FROM conversations WHERE session_id = ?1",
+        [id],
+        |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)),
+    )
+    .optional()
+    .map_err(db_err)
+    .map(|row| {
+        row.map(|(upto, progress)| Kept {
+            upto: upto.max(0) as u64,
+            // A progress this build cannot read is rebuilt from the records.
+            progress: serde_json::from_str(&progress).unwrap_or_default(),
+        })
+    })
+}
+
+fn last_seq(c: &Connection, id: &str) -> Result<u64> {
+    c.query_row(
+        "SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ?1",
+        [id],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n.max(0) as u64)
+    .map_err(db_err)
+}
+
+fn load(c: &Connection, id: &str) -> Result<(Conversation, u64)> {
+    let Some(k) = kept(c, id)? else {
+        return Ok((Conversation::default(), 0));
+    };
+    let items = items_in(c, id, 0, u32::MAX)?;
+    let sources = sources_in(c, id, 0, u32::MAX)?;
+    Ok((Conversation::restore(items, sources, k.progress), k.upto))
+}
+
+/// The conversation continued with every record after `upto`, and kept.
+fn catch_up(c: &mut Connection, id: &str, mut conv: Conversation, mut upto: u64) -> Result<(Conversation, u64)> {
+    let last = last_seq(c, id)?;
+    if last <= upto && kept(c, id)?.is_some() {
+        return Ok((conv, upto));
+    }
+    // Rebuilt from the start when what is kept is gone or unreadable.
+    if upto == 0 {
+        conv = Conversation::default();
+    }
+    let sources_before = conv.sources.len();
+    loop {
+        let events = events_after(c, id, upto, CATCH_UP_BATCH)?;
+        let Some(end) = events.last().map(|e| e.seq) else {
+            break;
+        };
+        for e in &events {
+            conv.apply_at(&e.event, e.seq);
+        }
+        upto = end;
+    }
+    let changes = conv.take_changes();
+    let progress = conv.progress.clone();
+    save(c, id, &changes, &progress, upto, sources_before)?;
+    Ok((conv, upto))
+}
+
+/// The figures, after catching up if the records moved on.
+fn facts_caught_up(c: &mut Connection, id: &str) -> Result<ConversationFacts> {
+    let behind = match kept(c, id)? {
+        Some(k) => last_seq(c, id)? > k.upto,
+        None => true,
+    };
+    if behind {
+        let (conv, upto) = load(c, id)?;
+        let (conv, _) = catch_up(c, id, conv, upto)?;
+        return Ok(conv.facts());
+    }
+    let facts: Option<String> = c
+        .query_row(
+            "SELECT facts FROM conversations WHERE session_id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(db_err)?;
+    Ok(facts
+        .and_then(|f| serde_json::from_str::<StoredFacts>(&f).ok())
+        .map(StoredFacts::into_facts)
+        .unwrap_or_default())
+}
+
+/// The figures as kept (ConversationFacts only serializes).
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct StoredFacts {
+    items: u32,
+    sources: u32,
+    activity: Option<String>,
+    spent_usd: Option<f64>,
+    report: Option<u32>,
+}
+
+impl StoredFacts {
+    fn into_facts(self) -> ConversationFacts {
+        ConversationFacts {
+            items: self.items,
+            sources: self.sources,
+            activity: self.activity,
+            spent_usd: self.spent_usd,
+            report: self.report,
+        }
+    }
+}
+
+fn events_after(c: &Connection, id: &str, after: u64, limit: u32) -> Result<Vec<StoredEvent>> {
+    let mut stmt = c
+        .prepare_cached(
+            "SELECT seq, event_id, event, data, received_at FROM events
+             WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+        )
+        .map_err(db_err)?;
+    let rows = stmt
+        .query_map(params![id, after as i64, limit], crate::missions::store::row_to_event)
+        .map_err(db_err)?;
+    rows.collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(db_err)
+}
+
+fn save(
+    c: &mut Connection,
+    id: &str,
+    changes: &ConversationChanges,
+    progress: &Progress,
+    upto: u64,
+    sources_before: usize,
+) -> Result<()> {
+    let tx = c.transaction().map_err(db_err)?;
+    {
+        let mut put = tx
+            .prepare_cached(
+                "INSERT OR REPLACE INTO conversation_items (session_id, idx, kind, text, item) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .map_err(db_err)?;
+        for item in &changes.items {
+            let json = serde_json::to_string(item).unwrap_or_default();
+            put.execute(params![id, item.index, item.kind.as_str(), searchable(item), json])
+                .map_err(db_err)?;
+        }
+        let mut src = tx
+            .prepare_cached(
+                "INSERT OR IGNORE INTO conversation_sources (session_id, n, url, title, item) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .map_err(db_err)?;
+        for (i, s) in changes.sources.iter().enumerate() {
+            src.execute(params![id, (sources_before + i) as i64, s.url, s.title, s.item])
+                .map_err(db_err)?;
+        }
+    }
+    tx.execute(
+        "INSERT OR REPLACE INTO conversations (session_id, upto_seq, progress, facts) VALUES (?1, ?2, ?3, ?4)",
+        params![
+            id,
+            upto as i64,
+            serde_json::to_string(progress).unwrap_or_default(),
+            serde_json::to_string(&changes.facts).unwrap_or_default()
+        ],
+    )
+    .map_err(db_err)?;
+    tx.commit().map_err(db_err)
+}
+
+/// What a search finds an item by: its text, and a step's name, input, output and
+/// sources, a question's options and answer.
+fn searchable(item: &Item) -> String {
+    let mut s = item.text.clone();
+    if let Some(step) = &item.step {
+        for part in [Some(&step.name), Some(&step.input), step.output.as_ref(), step.error.as_ref()]
+            .into_iter()
+            .flatten()
+        {
+            s.push('\n');
+            s.push_str(part);
+        }
+        for src in &step.sources {
+            s.push('\n');
+            s.push_str(src.title.as_deref().unwrap_or(""));
+            s.push(' ');
+            s.push_str(&src.url);
+        }
+    }
+    if let Some(r) = &item.request {
+        for o in &r.options {
+            s.push('\n');
+            s.push_str(&o.label);
+        }
+        if let Some(a) = &r.answer {
+            s.push('\n');
+            s.push_str(a);
+        }
+    }
+    s
+}
+
+fn items_in(c: &Connection, id: &str, offset: u32, limit: u32) -> Result<Vec<Item>> {
+    let mut stmt = c
+        .prepare_cached(
+            "SELECT item FROM conversation_items WHERE session_id = ?1 AND idx >= ?2 ORDER BY idx LIMIT ?3",
+        )
+        .map_err(db_err)?;
+    let rows = stmt
+        .query_map(params![id, offset, i64::from(limit)], |r| r.get::<_, String>(0))
+        .map_err(db_err)?;
+    let mut items = Vec::new();
+    for json in rows {
+        let json = json.map_err(db_err)?;
+        match serde_json::from_str(&json) {
+            Ok(item) => items.push(item),
+            Err(e) => tracing::warn!("a stored conversation item cannot be read: {e}"),
+        }
+    }
+    Ok(items)
+}
+
+fn sources_in(c: &Connection, id: &str, offset: u32, limit: u32) -> Result<Vec<Source>> {
+    let mut stmt = c
+        .prepare_cached(
+            "SELECT url, title, item FROM conversation_sources WHERE session_id = ?1 AND n >= ?2 ORDER BY n LIMIT ?3",
+        )
+        .map_err(db_err)?;
+    let rows = stmt
+        .query_map(params![id, offset, i64::from(limit)], |r| {
+            Ok(Source {
+                url: r.get(0)?,
+                title: r.get(1)?,
+                item: r.get(2)?,
+            })
+        })
+        .map_err(db_err)?;
+    rows.collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(db_err)
+}
