@@ -308,11 +308,7 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
                         println!("    failed: {e}");
                     }
                     for src in &step.sources {
-                        println!(
-                            "    {} <{}>",
-                            src.title.as_deref().unwrap_or(""),
-                            src.url
-                        );
+                        println!("    {} <{}>", src.title.as_deref().unwrap_or(""), src.url);
                     }
                 }
             }
@@ -320,7 +316,11 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
                 if let Some(r) = &item.request
                     && let Some(outcome) = &r.outcome
                 {
-                    let answer = r.answer.as_deref().map(|a| format!(": {a}")).unwrap_or_default();
+                    let answer = r
+                        .answer
+                        .as_deref()
+                        .map(|a| format!(": {a}"))
+                        .unwrap_or_default();
                     println!("\n[asked] {} ({outcome}{answer})", r.prompt);
                 }
             }

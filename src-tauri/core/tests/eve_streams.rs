@@ -167,7 +167,10 @@ fn generation_b_holds_its_turn_for_input_not_for_tasks_and_ends_failed() {
         .fold(MissionStatus::Running, |s, e| s.after(e));
     assert_eq!(status, MissionStatus::Failed);
     let c = Conversation::from_events(&events);
-    assert!(c.pending().is_empty(), "the approval was denied, so settled");
+    assert!(
+        c.pending().is_empty(),
+        "the approval was denied, so settled"
+    );
     assert_eq!(c.messages()[0].text, "Find sources — “urban heat” 🌡");
 }
 

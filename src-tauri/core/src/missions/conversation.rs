@@ -383,6 +383,20 @@ impl Conversation {
                 }
             }
             "turn.waiting" | "turn.paused" => {}
+            // Before eve 0.70 a turn ends at the session's wait, with no turn.completed.
+            "session.waiting" | "session.completed" | "session.ended" => {
+                if let Some(at) = self.take_key("turn") {
+                    let n = self.turn_number(at);
+                    let item = self.touch(at, seq);
+                    item.open = false;
+                    item.text = format!("Turn {n} completed");
+                }
+                if e.event == "session.ended" && s("outcome") == Some("failed") {
+                    let msg = error_message(d).unwrap_or("The mission failed.".into());
+                    self.end_open(seq, "cancelled");
+                    self.push(ItemKind::Failure, msg, seq);
+                }
+            }
             // What the person said.
             "message.received" if s("kind").is_none_or(|k| k == "message") => {
                 if let Some(text) = s("message").or_else(|| text_of_parts(d.get("parts"))) {
@@ -456,7 +470,8 @@ impl Conversation {
                 let key = format!("part:{part}");
                 let at = self.part(&key, kind, seq);
                 self.take_key(&key);
-                let narration = s("phase") != Some("reply") || d.get("interrupted") == Some(&true.into());
+                let narration =
+                    s("phase") != Some("reply") || d.get("interrupted") == Some(&true.into());
                 let whole = d.get("value").and_then(Value::as_str);
                 self.finish(at, whole, narration && kind == ItemKind::Assistant, seq);
             }
@@ -513,18 +528,25 @@ impl Conversation {
                 }
             }
             "action.result" | "call.settled" => {
-                let Some(call) = s("callId").or_else(|| {
-                    d.pointer("/result/callId").and_then(Value::as_str)
-                }) else {
+                let Some(call) =
+                    s("callId").or_else(|| d.pointer("/result/callId").and_then(Value::as_str))
+                else {
                     return;
                 };
-                let Some(at) = self.take_key(&format!("call:{call}")) else {
-                    return;
+                // A call seen only in its approval (or whose request was lost) still
+                // shows as a step.
+                let at = match self.take_key(&format!("call:{call}")) {
+                    Some(at) => at,
+                    None => {
+                        let name = d
+                            .pointer("/result/toolName")
+                            .and_then(Value::as_str)
+                            .unwrap_or("tool");
+                        self.open_step(String::new(), "tool", name, None, seq)
+                    }
                 };
                 let status = s("status").or_else(|| s("outcome")).unwrap_or("completed");
-                let output = d
-                    .pointer("/result/output")
-                    .or_else(|| d.get("output"));
+                let output = d.pointer("/result/output").or_else(|| d.get("output"));
                 self.settle_step(at, status, output, error_message(d), seq);
             }
             "action.partial" | "call.progress" => {}
@@ -551,10 +573,7 @@ impl Conversation {
                 // A sub-agent is followed on its own stream; its end is not in this one.
                 if e.event != "subagent.started" {
                     self.take_key(&format!("agent:{key}"));
-                    if let Some(step) = &mut self.touch(at, seq).step {
-                        step.status = StepStatus::Completed;
-                    }
-                    self.items[at as usize].open = false;
+                    self.settle_step(at, "completed", None, None, seq);
                 }
             }
             "subagent.completed" => {
@@ -675,11 +694,12 @@ impl Conversation {
             }
             // How the session ends.
             "session.failed" => {
-                let msg = error_message(d).unwrap_or("The mission failed.".into());
-                self.end_open(seq, "cancelled");
-                self.push(ItemKind::Failure, msg, seq);
-            }
-            "session.ended" if s("outcome") == Some("failed") => {
+                if let Some(at) = self.take_key("turn") {
+                    let n = self.turn_number(at);
+                    let item = self.touch(at, seq);
+                    item.open = false;
+                    item.text = format!("Turn {n} failed");
+                }
                 let msg = error_message(d).unwrap_or("The mission failed.".into());
                 self.end_open(seq, "cancelled");
                 self.push(ItemKind::Failure, msg, seq);
@@ -738,7 +758,11 @@ impl Conversation {
             }
             "finding.verified" => {
                 if let Some(claim) = s("claim") {
-                    let at = self.push(ItemKind::Assistant, format!("Verified: {}", one_line(claim)), seq);
+                    let at = self.push(
+                        ItemKind::Assistant,
+                        format!("Verified: {}", one_line(claim)),
+                        seq,
+                    );
                     self.finish(at, None, true, seq);
                 }
             }
@@ -826,7 +850,9 @@ impl Conversation {
             ItemKind::Question => "Waiting for your answer".into(),
             ItemKind::SignIn => format!(
                 "Waiting for you to sign in to {}",
-                item.sign_in.as_ref().map_or("a service", |s| s.name.as_str())
+                item.sign_in
+                    .as_ref()
+                    .map_or("a service", |s| s.name.as_str())
             ),
             ItemKind::Turn => "Working".into(),
             _ => return None,
@@ -1250,10 +1276,7 @@ fn sources_of(v: &Value) -> Vec<(String, Option<String>)> {
             .map(str::to_owned);
         Some((url.to_owned(), title))
     };
-    let list = v
-        .get("sources")
-        .or_else(|| v.get("results"))
-        .unwrap_or(v);
+    let list = v.get("sources").or_else(|| v.get("results")).unwrap_or(v);
     match list {
         Value::Array(a) => a.iter().take(100).filter_map(one).collect(),
         Value::Object(_) => one(list).into_iter().collect(),
@@ -1278,8 +1301,7 @@ fn step_line(step: &Step, sources: &[Source]) -> String {
     };
     let verb = if name.contains("search") {
         if running { "Searching" } else { "Searched" }
-    } else if is_url || name.contains("read") || name.contains("fetch") || name.contains("browse")
-    {
+    } else if is_url || name.contains("read") || name.contains("fetch") || name.contains("browse") {
         if running { "Reading" } else { "Read" }
     } else {
         let label = match step.kind.as_str() {

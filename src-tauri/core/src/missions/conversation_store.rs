@@ -5,7 +5,9 @@
 //! continued from the first record it has not read.
 
 use crate::error::Result;
-use crate::missions::conversation::{Conversation, ConversationChanges, ConversationFacts, Item, Progress, Source};
+use crate::missions::conversation::{
+    Conversation, ConversationChanges, ConversationFacts, Item, Progress, Source,
+};
 use crate::missions::store::{MissionStore, StoredEvent, db_err};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -204,7 +206,12 @@ fn load(c: &Connection, id: &str) -> Result<(Conversation, u64)> {
 }
 
 /// The conversation continued with every record after `upto`, and kept.
-fn catch_up(c: &mut Connection, id: &str, mut conv: Conversation, mut upto: u64) -> Result<(Conversation, u64)> {
+fn catch_up(
+    c: &mut Connection,
+    id: &str,
+    mut conv: Conversation,
+    mut upto: u64,
+) -> Result<(Conversation, u64)> {
     let last = last_seq(c, id)?;
     if last <= upto && kept(c, id)?.is_some() {
         return Ok((conv, upto));
@@ -286,7 +293,10 @@ fn events_after(c: &Connection, id: &str, after: u64, limit: u32) -> Result<Vec<
         )
         .map_err(db_err)?;
     let rows = stmt
-        .query_map(params![id, after as i64, limit], crate::missions::store::row_to_event)
+        .query_map(
+            params![id, after as i64, limit],
+            crate::missions::store::row_to_event,
+        )
         .map_err(db_err)?;
     rows.collect::<std::result::Result<Vec<_>, _>>()
         .map_err(db_err)
@@ -309,8 +319,14 @@ fn save(
             .map_err(db_err)?;
         for item in &changes.items {
             let json = serde_json::to_string(item).unwrap_or_default();
-            put.execute(params![id, item.index, item.kind.as_str(), searchable(item), json])
-                .map_err(db_err)?;
+            put.execute(params![
+                id,
+                item.index,
+                item.kind.as_str(),
+                searchable(item),
+                json
+            ])
+            .map_err(db_err)?;
         }
         let mut src = tx
             .prepare_cached(
@@ -318,8 +334,14 @@ fn save(
             )
             .map_err(db_err)?;
         for (i, s) in changes.sources.iter().enumerate() {
-            src.execute(params![id, (sources_before + i) as i64, s.url, s.title, s.item])
-                .map_err(db_err)?;
+            src.execute(params![
+                id,
+                (sources_before + i) as i64,
+                s.url,
+                s.title,
+                s.item
+            ])
+            .map_err(db_err)?;
         }
     }
     tx.execute(
@@ -340,9 +362,14 @@ fn save(
 fn searchable(item: &Item) -> String {
     let mut s = item.text.clone();
     if let Some(step) = &item.step {
-        for part in [Some(&step.name), Some(&step.input), step.output.as_ref(), step.error.as_ref()]
-            .into_iter()
-            .flatten()
+        for part in [
+            Some(&step.name),
+            Some(&step.input),
+            step.output.as_ref(),
+            step.error.as_ref(),
+        ]
+        .into_iter()
+        .flatten()
         {
             s.push('\n');
             s.push_str(part);
@@ -374,7 +401,9 @@ fn items_in(c: &Connection, id: &str, offset: u32, limit: u32) -> Result<Vec<Ite
         )
         .map_err(db_err)?;
     let rows = stmt
-        .query_map(params![id, offset, i64::from(limit)], |r| r.get::<_, String>(0))
+        .query_map(params![id, offset, i64::from(limit)], |r| {
+            r.get::<_, String>(0)
+        })
         .map_err(db_err)?;
     let mut items = Vec::new();
     for json in rows {

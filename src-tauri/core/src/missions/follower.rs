@@ -422,7 +422,13 @@ impl Follower {
             // Kept under the lock, so a window that subscribes now reads it whole.
             if let Err(e) = self
                 .store
-                .save_conversation(&w.record.session_id, changes, progress, upto, sources_before)
+                .save_conversation(
+                    &w.record.session_id,
+                    changes,
+                    progress,
+                    upto,
+                    sources_before,
+                )
                 .await
             {
                 tracing::warn!("cannot keep the mission's conversation: {}", e.message);

@@ -8,9 +8,8 @@ use pulldown_cmark::{CowStr, Event, LinkType, Options, Parser, Tag, TagEnd, html
 
 /// `md` as safe HTML.
 pub fn to_html(md: &str) -> String {
-    let options = Options::ENABLE_TABLES
-        | Options::ENABLE_STRIKETHROUGH
-        | Options::ENABLE_TASKLISTS;
+    let options =
+        Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut dropped_links = 0usize;
     let events = Parser::new_ext(md, options).filter_map(|e| match e {
         Event::Html(s) | Event::InlineHtml(s) => Some(Event::Text(s)),
@@ -37,7 +36,12 @@ pub fn to_html(md: &str) -> String {
             None
         }
         // An image would be fetched by the window: shown as a link to it instead.
-        Event::Start(Tag::Image { dest_url, title, id, .. }) => {
+        Event::Start(Tag::Image {
+            dest_url,
+            title,
+            id,
+            ..
+        }) => {
             if safe_url(&dest_url) {
                 Some(Event::Start(Tag::Link {
                     link_type: LinkType::Inline,
@@ -79,7 +83,10 @@ mod tests {
         let html = to_html("# Findings\n\n- **a** ([WHO](https://who.int/x))\n- b\n");
         assert!(html.contains("<h1>Findings</h1>"), "{html}");
         assert!(html.contains("<strong>a</strong>"), "{html}");
-        assert!(html.contains("<a href=\"https://who.int/x\">WHO</a>"), "{html}");
+        assert!(
+            html.contains("<a href=\"https://who.int/x\">WHO</a>"),
+            "{html}"
+        );
         let html = to_html("hi <script>alert(1)</script> <img src=x onerror=alert(1)>");
         assert!(!html.contains("<script"), "{html}");
         assert!(!html.contains("<img"), "{html}");
@@ -89,7 +96,10 @@ mod tests {
         assert!(!html.contains("data:"), "{html}");
         assert!(html.contains("click"), "{html}");
         let html = to_html("![chart](https://example.org/c.png)");
-        assert!(html.contains("<a href=\"https://example.org/c.png\">chart</a>"), "{html}");
+        assert!(
+            html.contains("<a href=\"https://example.org/c.png\">chart</a>"),
+            "{html}"
+        );
         assert!(!html.contains("<img"), "{html}");
     }
 }

@@ -97,7 +97,11 @@ fn conversation_markdown(out: &mut String, c: &Conversation) {
                         let _ = writeln!(out, "  - failed: {}", one_line(e));
                     }
                     for s in &step.sources {
-                        let title = s.title.as_deref().map(one_line).unwrap_or_else(|| s.url.clone());
+                        let title = s
+                            .title
+                            .as_deref()
+                            .map(one_line)
+                            .unwrap_or_else(|| s.url.clone());
                         let _ = writeln!(out, "  - [{title}](<{}>)", s.url);
                     }
                 }
@@ -128,7 +132,11 @@ fn conversation_markdown(out: &mut String, c: &Conversation) {
     if !c.sources.is_empty() {
         let _ = writeln!(out, "### Sources\n");
         for (i, s) in c.sources.iter().enumerate() {
-            let title = s.title.as_deref().map(one_line).unwrap_or_else(|| s.url.clone());
+            let title = s
+                .title
+                .as_deref()
+                .map(one_line)
+                .unwrap_or_else(|| s.url.clone());
             let _ = writeln!(out, "{}. [{title}](<{}>)", i + 1, s.url);
         }
         out.push('\n');
