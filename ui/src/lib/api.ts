@@ -4,7 +4,9 @@ import { Channel, invoke } from "@tauri-apps/api/core";
 import type {
   AppInfo,
   CancelAck,
-  Conversation,
+  ConversationHits,
+  ConversationPage,
+  ConversationSummary,
   Delivered,
   InputResponse,
   CiteOptions,
@@ -27,6 +29,7 @@ import type {
   SaveReport,
   SavedFile,
   Service,
+  Source,
   Settings,
 } from "./bindings";
 
@@ -85,7 +88,13 @@ export const api = {
   replyMission: (sessionId: string, message: string) => invoke<Delivered>("reply_mission", { sessionId, message }),
   answerMission: (sessionId: string, answers: InputResponse[]) =>
     invoke<Delivered>("answer_mission", { sessionId, answers }),
-  missionConversation: (sessionId: string) => invoke<Conversation>("mission_conversation", { sessionId }),
+  missionConversation: (sessionId: string) => invoke<ConversationSummary>("mission_conversation", { sessionId }),
+  missionItems: (sessionId: string, offset: number, limit: number) =>
+    invoke<ConversationPage>("mission_items", { sessionId, offset, limit }),
+  missionSources: (sessionId: string, offset: number, limit: number) =>
+    invoke<Source[]>("mission_sources", { sessionId, offset, limit }),
+  searchMission: (sessionId: string, query: string, limit: number) =>
+    invoke<ConversationHits>("search_mission", { sessionId, query, limit }),
   exportMission: (sessionId: string, format: ExportFormat) =>
     invoke<string | null>("export_mission", { sessionId, format }),
   openLink: (url: string) => invoke<void>("open_link", { url }),

@@ -212,7 +212,11 @@ export type Source = { url: string, title?: string,
 /**
  * The item that first cited it (the sources list links there).
  */
-item: number, };
+item: number, 
+/**
+ * That step in one line ("Searched: urban heat exposure").
+ */
+foundBy?: string, };
 
 export type Step = { 
 /**
@@ -251,9 +255,13 @@ html?: string, step?: Step, request?: PendingRequest, signIn?: SignIn,
 /**
  * The records it was made from (by `seq`; 0 when built from bare events).
  */
-firstSeq: bigint, lastSeq: bigint, };
+firstSeq: number, lastSeq: number, };
 
 export type ConversationFacts = { 
+/**
+ * How many records it was read from.
+ */
+records: number, 
 /**
  * How many items the conversation has.
  */

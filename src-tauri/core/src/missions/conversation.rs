@@ -95,6 +95,10 @@ pub struct Source {
     pub title: Option<String>,
     /// The item that first cited it (the sources list links there).
     pub item: u32,
+    /// That step in one line ("Searched: urban heat exposure").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub found_by: Option<String>,
 }
 
 /// A tool call, background task or sub-agent, as one step.
@@ -209,7 +213,9 @@ pub struct Item {
     #[ts(optional)]
     pub sign_in: Option<SignIn>,
     /// The records it was made from (by `seq`; 0 when built from bare events).
+    #[ts(type = "number")]
     pub first_seq: u64,
+    #[ts(type = "number")]
     pub last_seq: u64,
 }
 
@@ -278,6 +284,9 @@ pub struct ConversationChanges {
 #[serde(rename_all = "camelCase")]
 #[ts(rename_all = "camelCase")]
 pub struct ConversationFacts {
+    /// How many records it was read from.
+    #[ts(type = "number")]
+    pub records: u64,
     /// How many items the conversation has.
     pub items: u32,
     /// How many sources it found.
@@ -820,6 +829,7 @@ impl Conversation {
 
     pub fn facts(&self) -> ConversationFacts {
         ConversationFacts {
+            records: self.progress.upto,
             items: self.items.len() as u32,
             sources: self.sources.len() as u32,
             activity: self.activity(),
@@ -1072,6 +1082,10 @@ impl Conversation {
         if found.is_empty() {
             return;
         }
+        let found_by = self.items[at as usize].step.clone().map(|mut step| {
+            step.status = StepStatus::Completed;
+            step_line(&step, &self.sources)
+        });
         for (url, title) in found {
             let title = title.filter(|t| !t.trim().is_empty());
             if !self.source_urls.contains_key(&url) {
@@ -1080,6 +1094,7 @@ impl Conversation {
                     url: url.clone(),
                     title: title.clone(),
                     item: at,
+                    found_by: found_by.clone(),
                 });
                 self.new_sources += 1;
             }
@@ -1091,6 +1106,7 @@ impl Conversation {
                     url,
                     title,
                     item: at,
+                    found_by: None,
                 });
             }
         }

@@ -266,6 +266,7 @@ fn facts_caught_up(c: &mut Connection, id: &str) -> Result<ConversationFacts> {
 #[derive(serde::Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 struct StoredFacts {
+    records: u64,
     items: u32,
     sources: u32,
     activity: Option<String>,
@@ -276,6 +277,7 @@ struct StoredFacts {
 impl StoredFacts {
     fn into_facts(self) -> ConversationFacts {
         ConversationFacts {
+            records: self.records,
             items: self.items,
             sources: self.sources,
             activity: self.activity,
@@ -330,7 +332,7 @@ fn save(
         }
         let mut src = tx
             .prepare_cached(
-                "INSERT OR IGNORE INTO conversation_sources (session_id, n, url, title, item) VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT OR IGNORE INTO conversation_sources (session_id, n, url, title, item, found_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .map_err(db_err)?;
         for (i, s) in changes.sources.iter().enumerate() {
@@ -419,7 +421,7 @@ fn items_in(c: &Connection, id: &str, offset: u32, limit: u32) -> Result<Vec<Ite
 fn sources_in(c: &Connection, id: &str, offset: u32, limit: u32) -> Result<Vec<Source>> {
     let mut stmt = c
         .prepare_cached(
-            "SELECT url, title, item FROM conversation_sources WHERE session_id = ?1 AND n >= ?2 ORDER BY n LIMIT ?3",
+            "SELECT url, title, item, found_by FROM conversation_sources WHERE session_id = ?1 AND n >= ?2 ORDER BY n LIMIT ?3",
         )
         .map_err(db_err)?;
     let rows = stmt
@@ -428,6 +430,7 @@ fn sources_in(c: &Connection, id: &str, offset: u32, limit: u32) -> Result<Vec<S
                 url: r.get(0)?,
                 title: r.get(1)?,
                 item: r.get(2)?,
+                found_by: r.get(3)?,
             })
         })
         .map_err(db_err)?;

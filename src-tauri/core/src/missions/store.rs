@@ -80,6 +80,7 @@ const MIGRATIONS: &[&str] = &[
         url TEXT NOT NULL,
         title TEXT,
         item INTEGER NOT NULL,
+        found_by TEXT,
         PRIMARY KEY (session_id, n)
     );",
 ];

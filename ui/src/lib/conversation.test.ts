@@ -1,0 +1,74 @@
+import { describe, expect, it } from "vitest";
+import type { ConversationChanges, Item } from "./bindings";
+import { ItemWindow, MAX_HELD, sourceName } from "./conversation";
+
+const item = (index: number, text = `item ${index}`): Item => ({
+  index,
+  kind: "assistant",
+  text,
+  open: false,
+  narration: false,
+  firstSeq: index,
+  lastSeq: index,
+});
+
+const changes = (items: Item[], total: number, sources = 0): ConversationChanges => ({
+  items,
+  sources: [],
+  facts: { records: 0, items: total, sources },
+});
+
+describe("ItemWindow", () => {
+  it("patches items by index and grows at the end while it holds the end", () => {
+    const w = new ItemWindow();
+    w.reset({ offset: 0, items: [item(0), item(1)], facts: { records: 0, items: 2, sources: 0 }, sources: [] });
+    expect(w.patch(changes([item(1, "grown"), item(2)], 3), true)).toBe(true);
+    expect(w.items.map((i) => i.text)).toEqual(["item 0", "grown", "item 2"]);
+    expect(w.atEnd).toBe(true);
+  });
+
+  it("does not take new items into a slice scrolled back from the end", () => {
+    const w = new ItemWindow();
+    w.reset({ offset: 0, items: [item(0)], facts: { records: 0, items: 5, sources: 0 }, sources: [] });
+    expect(w.patch(changes([item(5)], 6), false)).toBe(false);
+    expect(w.items.length).toBe(1);
+    expect(w.facts.items).toBe(6);
+  });
+
+  it("keeps at most MAX_HELD items, trimming the oldest while following", () => {
+    const w = new ItemWindow();
+    w.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 0 }, sources: [] });
+    for (let i = 0; i < MAX_HELD + 50; i++) w.patch(changes([item(i)], i + 1), true);
+    expect(w.items.length).toBe(MAX_HELD);
+    expect(w.offset).toBe(50);
+    expect(w.items[0]!.index).toBe(50);
+  });
+
+  it("pages back by item and drops the newest past the limit", () => {
+    const w = new ItemWindow();
+    const tail = Array.from({ length: MAX_HELD }, (_, i) => item(1000 + i));
+    w.reset({ offset: 1000, items: tail, facts: { records: 0, items: 1000 + MAX_HELD, sources: 0 }, sources: [] });
+    expect(w.previousOffset()).toBe(900);
+    w.prepend({ offset: 900, items: Array.from({ length: 100 }, (_, i) => item(900 + i)), facts: w.facts, sources: [] });
+    expect(w.offset).toBe(900);
+    expect(w.items.length).toBe(MAX_HELD);
+    expect(w.items.at(-1)!.index).toBe(900 + MAX_HELD - 1);
+    expect(w.atEnd).toBe(false);
+  });
+
+  it("appends sources only when it holds every earlier one", () => {
+    const w = new ItemWindow();
+    w.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 1 }, sources: [{ url: "https://a", item: 0 }] });
+    w.patch({ items: [], sources: [{ url: "https://b", item: 0 }], facts: { records: 0, items: 0, sources: 2 } }, true);
+    expect(w.sources.map((s) => s.url)).toEqual(["https://a", "https://b"]);
+    const v = new ItemWindow();
+    v.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 150 }, sources: [{ url: "https://a", item: 0 }] });
+    v.patch({ items: [], sources: [{ url: "https://z", item: 0 }], facts: { records: 0, items: 0, sources: 151 } }, true);
+    expect(v.sources.length).toBe(1);
+  });
+
+  it("names a source by its title, else its host and path", () => {
+    expect(sourceName({ url: "https://who.int/heat", title: "WHO", item: 0 })).toBe("WHO");
+    expect(sourceName({ url: "https://who.int/heat", item: 0 })).toBe("who.int/heat");
+  });
+});
