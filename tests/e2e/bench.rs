@@ -11,7 +11,7 @@
 //! put in the DOM (`window.__casebookLatency`). Memory: PSS from /proc, so pages the
 //! processes share are counted once between them.
 
-use crate::missions::switch_to_mission_window;
+use crate::missions::{open_raw_records, switch_to_mission_window};
 use casebook_core::desktop::renderer::SOFTWARE_ENVIRONMENT;
 use casebook_e2e::{App, AppOptions, bare_binary, exclusive, processes, root};
 use fantoccini::Locator;
@@ -204,6 +204,7 @@ async fn start(app: &App) {
     .await;
     app.click("mission-start").await;
     switch_to_mission_window(app, &main).await;
+    open_raw_records(app).await;
 }
 
 async fn wait_complete(app: &App, minutes: u64) {
@@ -344,6 +345,8 @@ fn service(events: u64, pace_ms: u64) -> Service {
         .args(["--port", "0", "--rate-limit", "0", "--pace", "instant"])
         .args(["--mission-events", &events.to_string()])
         .args(["--mission-pace-ms", &pace_ms.to_string()])
+        // The timeline's figures are for the seeds' vocabulary, as they always were.
+        .args(["--mission-protocol", "legacy"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -698,6 +701,7 @@ async fn reopened_pss(
     let row = app.testid("mission-row").await;
     app.press(&row, "the mission row").await;
     switch_to_mission_window(&app, &main).await;
+    open_raw_records(&app).await;
     app.until("the stored mission", || async {
         status(&app).await == "complete" && count(&app).await >= events
     })
@@ -974,6 +978,7 @@ async fn soak_window_10000_events_at_full_speed() {
     let app = App::launch(AppOptions {
         data_dir: Some(data.path().to_path_buf()),
         env: vec![
+            crate::missions::legacy_protocol(),
             ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "0".into()),
             ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), EVENTS.to_string()),
         ],

@@ -4,6 +4,7 @@
 mod account;
 mod bench;
 mod cite;
+mod conversation;
 mod missions;
 mod remote;
 mod shell;

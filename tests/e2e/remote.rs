@@ -3,7 +3,7 @@
 //! a cut, another completion name then 204, parse answers of another shape, 202
 //! for success. The client may depend only on what the seeds show.
 
-use crate::missions::{follow_stops, status, switch_to_mission_window};
+use crate::missions::{follow_stops, open_raw_records, status, switch_to_mission_window};
 use casebook_e2e::{App, AppOptions, data, drag_files_onto, environment, exclusive, processes};
 use casebook_sandbox::faults::{EventIds, ParseShape};
 use fantoccini::Locator;
@@ -78,6 +78,7 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
     .await;
     app.click("mission-start").await;
     switch_to_mission_window(&app, &main).await;
+    open_raw_records(&app).await;
     app.until("the cut", || async { status(&app).await == "reconnecting" })
         .await;
     service.faults().set_drop_stream_after(0);

@@ -316,6 +316,36 @@ impl App {
     }
 
     /// Saves a PNG of the window to `artifacts/screenshots/NAME.png`.
+    /// axe-core's accessibility violations on the page as it is now (WCAG 2 A and AA
+    /// rules), one line each: the rule and the elements that break it.
+    pub async fn axe_violations(&self) -> Vec<String> {
+        let src =
+            std::fs::read_to_string(crate::root().join("ui/node_modules/axe-core/axe.min.js"))
+                .expect("axe-core is installed with the UI's dev dependencies (make ui-deps)");
+        self.client
+            .execute(&format!("{src}\nreturn true;"), vec![])
+            .await
+            .expect("loading axe-core");
+        let got = self
+            .client
+            .execute_async(
+                "const done = arguments[arguments.length - 1];
+                 axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa']}})
+                   .then((r) => done(r.violations.map((v) => v.id + ': ' + v.help + ' (' + v.nodes.map((n) => n.target.join(' ')).join(', ') + ')')))
+                   .catch((e) => done(['axe failed: ' + e]));",
+                vec![],
+            )
+            .await
+            .expect("running axe-core");
+        got.as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     pub async fn screenshot(&self, name: &str) -> PathBuf {
         // WebKit captures the last painted frame: wait for two frames so the capture
         // shows the DOM as it is now.

@@ -9,7 +9,7 @@ use crate::keys::{ApiKey, KeyStore, Service};
 use crate::missions::client::InvestigationClient;
 use crate::missions::store::MissionRecord;
 use crate::net::connection::Connection;
-use casebook_sandbox::{Pace, RunningSandbox, SandboxConfig};
+use casebook_sandbox::{MissionProtocol, Pace, RunningSandbox, SandboxConfig};
 use serde::Serialize;
 use std::path::Path;
 use ts_rs::TS;
@@ -33,11 +33,15 @@ pub struct SandboxOptions {
     pub pace: Pace,
     pub mission_pace_ms: Option<u64>,
     pub mission_events: Option<u64>,
+    /// The investigation service's wire protocol; `None`: eve's generation A, the
+    /// embedded sandbox's default (the seeds show its continuation token).
+    pub mission_protocol: Option<MissionProtocol>,
 }
 
 impl SandboxOptions {
-    /// From `CASEBOOK_SANDBOX_PACE=instant`, `CASEBOOK_SANDBOX_MISSION_PACE_MS` and
-    /// `CASEBOOK_SANDBOX_MISSION_EVENTS`. Front ends call this only where test hooks
+    /// From `CASEBOOK_SANDBOX_PACE=instant`, `CASEBOOK_SANDBOX_MISSION_PACE_MS`,
+    /// `CASEBOOK_SANDBOX_MISSION_EVENTS` and `CASEBOOK_SANDBOX_MISSION_PROTOCOL`
+    /// (`legacy`, `eve-a`, `eve-b`, `eve-27`). Front ends call this only where test hooks
     /// are allowed.
     pub fn from_env() -> Result<Self> {
         let number = |var: &str| -> Result<Option<u64>> {
@@ -55,6 +59,24 @@ impl SandboxOptions {
             },
             mission_pace_ms: number("CASEBOOK_SANDBOX_MISSION_PACE_MS")?,
             mission_events: number("CASEBOOK_SANDBOX_MISSION_EVENTS")?,
+            mission_protocol: match std::env::var("CASEBOOK_SANDBOX_MISSION_PROTOCOL") {
+                Ok(raw) => Some(
+                    [
+                        MissionProtocol::Legacy,
+                        MissionProtocol::EveA,
+                        MissionProtocol::EveB,
+                        MissionProtocol::Eve27,
+                    ]
+                    .into_iter()
+                    .find(|p| p.name() == raw.trim())
+                    .ok_or_else(|| {
+                        Error::invalid_input(format!(
+                            "CASEBOOK_SANDBOX_MISSION_PROTOCOL must be legacy, eve-a, eve-b or eve-27, not {raw:?}."
+                        ))
+                    })?,
+                ),
+                Err(_) => None,
+            },
         })
     }
 }
@@ -74,6 +96,7 @@ impl Backend {
         let sandbox = casebook_sandbox::start(SandboxConfig {
             data_dir: data_dir.map(|d| d.join("sandbox")),
             pace: options.pace,
+            mission_protocol: options.mission_protocol.unwrap_or(MissionProtocol::EveA),
             ..SandboxConfig::default()
         })
         .await

@@ -35,9 +35,9 @@ struct Args {
     /// `paceMs` (0-60000); overrides --pace for missions.
     #[arg(long)]
     mission_pace_ms: Option<u64>,
-    /// The investigation service's wire protocol: today's SSE (`legacy`) or one of
-    /// eve's NDJSON generations (`eve-a`, `eve-b`, `eve-27`).
-    #[arg(long, value_enum, default_value_t = MissionProtocol::Legacy)]
+    /// The investigation service's wire protocol: one of eve's NDJSON generations
+    /// (`eve-a`, the default; `eve-b`, `eve-27`) or the seeds' SSE vocabulary (`legacy`).
+    #[arg(long, value_enum, default_value_t = MissionProtocol::EveA)]
     mission_protocol: MissionProtocol,
     /// Cite: refuse (422) a document or essay with no References section.
     #[arg(long)]

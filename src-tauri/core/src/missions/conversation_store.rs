@@ -341,7 +341,8 @@ fn save(
                 (sources_before + i) as i64,
                 s.url,
                 s.title,
-                s.item
+                s.item,
+                s.found_by
             ])
             .map_err(db_err)?;
         }

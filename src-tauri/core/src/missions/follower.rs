@@ -410,29 +410,25 @@ impl Follower {
                 replay: false,
             },
         );
-        if conversation.has_changes() {
-            let changes = conversation.take_changes();
-            let progress = conversation.progress.clone();
+        let changed = conversation.has_changes();
+        let changes = conversation.take_changes();
+        if changed {
             Watcher::broadcast(
                 inner,
                 MissionUpdate::Items {
                     changes: changes.clone(),
                 },
             );
-            // Kept under the lock, so a window that subscribes now reads it whole.
-            if let Err(e) = self
-                .store
-                .save_conversation(
-                    &w.record.session_id,
-                    changes,
-                    progress,
-                    upto,
-                    sources_before,
-                )
-                .await
-            {
-                tracing::warn!("cannot keep the mission's conversation: {}", e.message);
-            }
+        }
+        // Kept under the lock, so a window that subscribes now reads it whole; kept even
+        // when nothing changed, so it is never behind the records it has read.
+        let progress = conversation.progress.clone();
+        if let Err(e) = self
+            .store
+            .save_conversation(&w.record.session_id, changes, progress, upto, sources_before)
+            .await
+        {
+            tracing::warn!("cannot keep the mission's conversation: {}", e.message);
         }
         inner.conversation = Some(conversation);
         if after != before {

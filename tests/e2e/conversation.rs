@@ -1,0 +1,414 @@
+//! A mission read as a conversation in the real window, against the app's sandbox
+//! speaking eve (its default, generation A; the question flow in every generation): the
+//! reply grows as one item, steps name their tools, the sources list fills, the report
+//! renders and saves, search finds the assembled text, questions are answered by their
+//! options and replies start new turns, and axe-core finds nothing to fix.
+
+use crate::missions::switch_to_mission_window;
+use casebook_core::missions::conversation::ItemKind;
+use casebook_core::missions::store::MissionStore;
+use casebook_e2e::{App, AppOptions, exclusive};
+use fantoccini::Locator;
+use std::time::{Duration, Instant};
+
+async fn until_for<F, Fut>(secs: u64, what: &str, mut f: F)
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if f().await {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+async fn status_text(app: &App) -> String {
+    app.text("mission-status").await.trim().to_owned()
+}
+
+async fn start(app: &App, objective: &str) {
+    app.click("nav-missions").await;
+    app.testid("mission-objective")
+        .await
+        .send_keys(objective)
+        .await
+        .unwrap();
+    app.until("a preview", || async {
+        !app.text("mission-preview").await.is_empty()
+    })
+    .await;
+    let main = app.client.window().await.unwrap();
+    app.click("mission-start").await;
+    switch_to_mission_window(app, &main).await;
+}
+
+/// Records, from inside the page, every text the status line showed and every length
+/// each open assistant item had: a test polling through WebDriver would miss most.
+const WATCH: &str = r#"
+window.__seen = { activity: [], growth: {} };
+new MutationObserver(() => {
+  const a = document.querySelector('[data-testid=mission-activity]');
+  const t = a ? a.textContent.trim() : '';
+  if (t && window.__seen.activity.at(-1) !== t) window.__seen.activity.push(t);
+  for (const el of document.querySelectorAll('[data-testid=conversation-item][data-kind=assistant][data-open=true]')) {
+    const lens = (window.__seen.growth[el.dataset.index] ??= []);
+    const n = el.textContent.length;
+    if (lens.at(-1) !== n) lens.push(n);
+  }
+}).observe(document.body, { subtree: true, childList: true, characterData: true, attributes: true });
+return true;
+"#;
+
+async fn item_texts(app: &App, kind: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for el in app
+        .all_css(&format!(
+            "[data-testid=conversation-item][data-kind={kind}]"
+        ))
+        .await
+    {
+        out.push(el.text().await.unwrap_or_default());
+    }
+    out
+}
+
+/// Markdown's text without its links' targets (`[title](url)` shows as `title`).
+fn without_link_targets(md: &str) -> String {
+    let mut out = String::new();
+    let mut rest = md;
+    while let Some(at) = rest.find("](") {
+        out.push_str(&rest[..at]);
+        match rest[at..].find(')') {
+            Some(end) => rest = &rest[at + end + 1..],
+            None => rest = "",
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn words(s: &str) -> Vec<String> {
+    s.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.len() > 2)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mission_reads_as_a_conversation_with_steps_sources_and_its_report() {
+    let _one = exclusive().await;
+    let tmp = tempfile::tempdir().unwrap();
+    let data = tmp.path().join("data");
+    let saved = tmp.path().join("report.md");
+    let app = App::launch(AppOptions {
+        data_dir: Some(data.clone()),
+        dialog_path: Some(saved.display().to_string()),
+        env: vec![
+            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "40".into()),
+            ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), "300".into()),
+        ],
+        ..Default::default()
+    })
+    .await;
+    start(
+        &app,
+        "How does urban heat exposure affect hospital admissions?",
+    )
+    .await;
+    app.client.execute(WATCH, vec![]).await.unwrap();
+    until_for(30, "the first steps", || async {
+        !app.all_css("[data-testid=conversation-item][data-kind=tool]")
+            .await
+            .is_empty()
+    })
+    .await;
+    app.screenshot("mission-conversation-live").await;
+    until_for(90, "the mission waits for the next message", || async {
+        status_text(&app).await == "Waiting for you"
+    })
+    .await;
+    let seen = app
+        .client
+        .execute("return window.__seen;", vec![])
+        .await
+        .unwrap();
+
+    // What the app stored, read as core reads it: the window must show the same.
+    let store = MissionStore::open(&data.join("casebook.db")).unwrap();
+    let missions = store.list().await.unwrap();
+    let id = &missions[0].session_id;
+    let (conv, records) = store.conversation(id).await.unwrap();
+    let stored = store.events(id, 0, u32::MAX).await.unwrap();
+    let deltas = stored
+        .iter()
+        .filter(|e| e.event.event == "message.appended")
+        .count();
+    let completed = stored
+        .iter()
+        .filter(|e| e.event.event == "message.completed")
+        .count();
+    assert_eq!(records as usize, stored.len());
+    assert!(deltas > 3 * completed, "a test of deltas needs deltas");
+
+    // One item per message, not one per delta; each the whole assembled text.
+    let assistants = item_texts(&app, "assistant").await;
+    assert_eq!(assistants.len(), completed, "{assistants:?}");
+    let want: Vec<_> = conv
+        .items
+        .iter()
+        .filter(|i| i.kind == ItemKind::Assistant)
+        .collect();
+    for (shown, item) in assistants.iter().zip(&want) {
+        let shown_words = words(shown);
+        let message_words = words(&without_link_targets(&item.text));
+        let missing: Vec<_> = message_words
+            .iter()
+            .filter(|w| !shown_words.contains(w))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "words of the message not shown: {missing:?}"
+        );
+    }
+    // A reply grew in place: one item index took at least three lengths while open.
+    let grew = seen["growth"]
+        .as_object()
+        .unwrap()
+        .values()
+        .any(|v| v.as_array().unwrap().len() >= 3);
+    assert!(grew, "no message grew in place: {seen}");
+    // The status line said what the agent did.
+    let activity: Vec<String> = seen["activity"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|v| v.as_str().map(str::to_owned))
+        .collect();
+    assert!(
+        activity.iter().any(|a| a.starts_with("Searching: ")),
+        "{activity:?}"
+    );
+    assert!(
+        activity.iter().any(|a| a.starts_with("Reading: ")),
+        "{activity:?}"
+    );
+
+    // Steps name their tools.
+    let tools = app
+        .all_css("[data-testid=conversation-item][data-kind=tool]")
+        .await;
+    assert_eq!(
+        tools.len(),
+        conv.items
+            .iter()
+            .filter(|i| i.kind == ItemKind::Tool)
+            .count()
+    );
+    let summary = tools[0].find(Locator::Css("summary")).await.unwrap();
+    let first = summary.text().await.unwrap();
+    assert!(first.starts_with("Searched: "), "{first}");
+    summary.click().await.unwrap();
+    let detail = tools[0].text().await.unwrap();
+    assert!(detail.contains("web_search"), "{detail}");
+    assert_eq!(item_texts(&app, "turn").await, ["Turn 1 completed"]);
+    assert_eq!(item_texts(&app, "user").await.len(), 1);
+
+    // The sources, once per URL, each linking where it was found.
+    let sources = app.all_css("[data-testid=mission-source]").await;
+    assert!(!sources.is_empty());
+    assert_eq!(sources.len(), conv.sources.len());
+    let first_url = sources[0].attr("data-url").await.unwrap().unwrap();
+    assert_eq!(first_url, conv.sources[0].url);
+    // The spend the steps reported, against the budget.
+    let spend = app.text("mission-spend").await;
+    let spent = conv.spent_usd().unwrap();
+    assert!(
+        spend.contains(&format!("${:.2}", spent)),
+        "{spend} vs {spent}"
+    );
+    assert!(
+        app.axe_violations().await.is_empty(),
+        "{:?}",
+        app.axe_violations().await
+    );
+    app.screenshot("mission-conversation").await;
+
+    // Search covers the assembled text, and a hit shows its item.
+    let search = app.testid("conversation-search").await;
+    search.send_keys("Findings on").await.unwrap();
+    until_for(10, "a search hit", || async {
+        !app.all_css("[data-testid=conversation-hit]")
+            .await
+            .is_empty()
+    })
+    .await;
+    let hit = app.testid("conversation-hit").await;
+    let index = hit.attr("data-index").await.unwrap().unwrap();
+    assert_eq!(
+        index,
+        conv.report().unwrap().index.to_string(),
+        "the report is what has those words"
+    );
+    hit.click().await.unwrap();
+    app.wait_css(&format!(
+        "[data-testid=conversation-item][data-index=\"{index}\"]"
+    ))
+    .await;
+
+    // The report, as formatted Markdown, saved as the Markdown the agent wrote.
+    app.click("mission-tab-report").await;
+    let report = app.testid("mission-report").await;
+    let heading = report
+        .find(Locator::Css("h1"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(heading.starts_with("Findings on"), "{heading}");
+    assert!(
+        !report
+            .find_all(Locator::Css("li a"))
+            .await
+            .unwrap()
+            .is_empty(),
+        "each finding links its source"
+    );
+    assert!(
+        app.axe_violations().await.is_empty(),
+        "{:?}",
+        app.axe_violations().await
+    );
+    app.screenshot("mission-report").await;
+    app.click("export-report").await;
+    until_for(10, "the report saved", || async { saved.exists() }).await;
+    let text = std::fs::read_to_string(&saved).unwrap();
+    assert_eq!(text.trim_end(), conv.report().unwrap().text.trim_end());
+
+    // The raw records stay one click away.
+    app.click("mission-raw").await;
+    app.wait_css("[data-testid=timeline]").await;
+    until_for(10, "the raw records", || async {
+        app.all_css("[data-testid=event-card]").await.len() > 5
+    })
+    .await;
+    app.close().await;
+}
+
+/// The question flow in each of eve's generations: a question held for the person is
+/// answered by clicking one of the server's options (the item keeps the answer), the turn
+/// goes on, and a reply typed in the composer (Enter) is a new `user` item of a new turn.
+#[tokio::test(flavor = "multi_thread")]
+async fn each_eve_generation_asks_is_answered_and_takes_a_reply_in_the_window() {
+    let _one = exclusive().await;
+    let notes_dir = tempfile::tempdir().unwrap();
+    let notes = notes_dir.path().join("notifications.jsonl");
+    let app = App::launch(AppOptions {
+        env: vec![
+            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "30".into()),
+            ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), "120".into()),
+            ("CASEBOOK_NOTIFY_LOG".into(), notes.display().to_string()),
+        ],
+        ..Default::default()
+    })
+    .await;
+    let main = app.client.window().await.unwrap();
+    app.click("nav-settings").await;
+    let base = app.text("settings-active-url").await;
+    for generation in ["eve-a", "eve-b", "eve-27"] {
+        crate::missions::sandbox_faults(&base, serde_json::json!({"missionProtocol": generation}))
+            .await;
+        app.client.switch_to_window(main.clone()).await.unwrap();
+        start(
+            &app,
+            &format!("An ambiguous question ({generation}): does heat raise admissions?"),
+        )
+        .await;
+        if generation == "eve-a" {
+            // Asked while its window is closed: a desktop notification says so, and the
+            // mission opens again from the list holding its question.
+            app.client.close_window().await.unwrap();
+            app.client.switch_to_window(main.clone()).await.unwrap();
+            until_for(
+                30,
+                "a notification that the mission needs an answer",
+                || async {
+                    std::fs::read_to_string(&notes)
+                        .is_ok_and(|s| s.contains("Mission needs your answer"))
+                },
+            )
+            .await;
+            app.click("mission-row").await;
+            switch_to_mission_window(&app, &main).await;
+        }
+        until_for(30, "the mission needs an answer", || async {
+            status_text(&app).await == "Needs your answer"
+        })
+        .await;
+        let card = app.wait_css("[data-testid=input-request]").await;
+        assert!(
+            !card
+                .attr("data-request-id")
+                .await
+                .unwrap()
+                .unwrap()
+                .is_empty()
+        );
+        let options = app.all_css("[data-testid=input-option]").await;
+        assert_eq!(options.len(), 2, "{generation}: the server's two options");
+        let label = options[1].text().await.unwrap();
+        if generation == "eve-b" {
+            assert!(
+                app.axe_violations().await.is_empty(),
+                "{:?}",
+                app.axe_violations().await
+            );
+            app.screenshot("mission-question").await;
+        }
+        options[1].click().await.unwrap();
+        until_for(60, "the answered turn goes on to its end", || async {
+            status_text(&app).await == "Waiting for you"
+        })
+        .await;
+        assert!(app.all_css("[data-testid=input-request]").await.is_empty());
+        let outcome = app.text("input-outcome").await;
+        assert!(
+            outcome.contains(&label),
+            "{generation}: {outcome} names {label}"
+        );
+        assert!(
+            !app.all_css("[data-testid=conversation-item][data-kind=tool]")
+                .await
+                .is_empty(),
+            "{generation}: the answered turn did its research"
+        );
+        let reply = app.testid("mission-reply").await;
+        reply.send_keys("And in Europe?").await.unwrap();
+        if generation == "eve-b" {
+            app.screenshot("mission-reply").await;
+        }
+        reply.send_keys("\u{E007}").await.unwrap();
+        until_for(30, "the reply in the conversation", || async {
+            item_texts(&app, "user")
+                .await
+                .iter()
+                .any(|t| t == "And in Europe?")
+        })
+        .await;
+        until_for(30, "the reply's turn ends waiting again", || async {
+            status_text(&app).await == "Waiting for you"
+                && item_texts(&app, "assistant")
+                    .await
+                    .last()
+                    .is_some_and(|t| t.contains("And in Europe?"))
+        })
+        .await;
+        app.client.close_window().await.unwrap();
+    }
+    app.client.switch_to_window(main).await.unwrap();
+    app.close().await;
+}
