@@ -30,6 +30,41 @@ async fn status_text(app: &App) -> String {
     app.text("mission-status").await.trim().to_owned()
 }
 
+/// Waits for the status chip to say `want`, or panics saying what the window shows.
+async fn wait_status(app: &App, want: &str, secs: u64, context: &str) {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        let now = status_text(app).await;
+        if now == want {
+            return;
+        }
+        if Instant::now() >= deadline {
+            let error = match app
+                .client
+                .find(Locator::Css("[data-testid=error-message]"))
+                .await
+            {
+                Ok(e) => e.text().await.unwrap_or_default(),
+                Err(_) => String::new(),
+            };
+            let mut last = Vec::new();
+            for el in app
+                .all_css("[data-testid=conversation-item]")
+                .await
+                .iter()
+                .rev()
+                .take(4)
+            {
+                last.push(el.text().await.unwrap_or_default());
+            }
+            panic!(
+                "{context}: waited for {want:?}, the window says {now:?}; error {error:?}; last items {last:?}"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
 async fn start(app: &App, objective: &str) {
     app.click("nav-missions").await;
     app.testid("mission-objective")
@@ -309,7 +344,9 @@ async fn each_eve_generation_asks_is_answered_and_takes_a_reply_in_the_window() 
     let notes = notes_dir.path().join("notifications.jsonl");
     let app = App::launch(AppOptions {
         env: vec![
-            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "30".into()),
+            // Slow enough that the window is closed before the first question (~40
+            // records in), so its notification is the one a person away would get.
+            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "100".into()),
             ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), "120".into()),
             ("CASEBOOK_NOTIFY_LOG".into(), notes.display().to_string()),
         ],
@@ -329,26 +366,36 @@ async fn each_eve_generation_asks_is_answered_and_takes_a_reply_in_the_window() 
         )
         .await;
         if generation == "eve-a" {
-            // Asked while its window is closed: a desktop notification says so, and the
-            // mission opens again from the list holding its question.
-            app.client.close_window().await.unwrap();
-            app.client.switch_to_window(main.clone()).await.unwrap();
-            until_for(
-                30,
-                "a notification that the mission needs an answer",
-                || async {
+            // Asked while its window is behind the main one: a desktop notification says
+            // so.
+            let mission_window = app.client.window().await.unwrap();
+            let focused = std::process::Command::new("xdotool")
+                .args([
+                    "search",
+                    "--onlyvisible",
+                    "--name",
+                    "^Casebook$",
+                    "windowfocus",
+                    "--sync",
+                ])
+                .env("DISPLAY", app.xvfb.display())
+                .status()
+                .expect("xdotool");
+            assert!(focused.success(), "focusing the main window");
+            let deadline = Instant::now() + Duration::from_secs(60);
+            while !std::fs::read_to_string(&notes)
+                .is_ok_and(|s| s.contains("Mission needs your answer"))
+            {
+                assert!(
+                    Instant::now() < deadline,
+                    "no notification that the mission needs an answer: {:?}",
                     std::fs::read_to_string(&notes)
-                        .is_ok_and(|s| s.contains("Mission needs your answer"))
-                },
-            )
-            .await;
-            app.click("mission-row").await;
-            switch_to_mission_window(&app, &main).await;
+                );
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            app.client.switch_to_window(mission_window).await.unwrap();
         }
-        until_for(30, "the mission needs an answer", || async {
-            status_text(&app).await == "Needs your answer"
-        })
-        .await;
+        wait_status(&app, "Needs your answer", 30, generation).await;
         let card = app.wait_css("[data-testid=input-request]").await;
         assert!(
             !card
@@ -370,9 +417,12 @@ async fn each_eve_generation_asks_is_answered_and_takes_a_reply_in_the_window() 
             app.screenshot("mission-question").await;
         }
         options[1].click().await.unwrap();
-        until_for(60, "the answered turn goes on to its end", || async {
-            status_text(&app).await == "Waiting for you"
-        })
+        wait_status(
+            &app,
+            "Waiting for you",
+            60,
+            &format!("{generation}, answered"),
+        )
         .await;
         assert!(app.all_css("[data-testid=input-request]").await.is_empty());
         let outcome = app.text("input-outcome").await;

@@ -379,6 +379,11 @@ impl Follower {
         if events.is_empty() && cursor.is_none() {
             return Ok(());
         }
+        // Read before the records are written, so what they change reaches the
+        // subscribers (a window subscribed before them holds the conversation without them).
+        if inner.conversation.is_none() {
+            inner.conversation = Some(self.store.conversation(&w.record.session_id).await?.0);
+        }
         let fresh = self
             .store
             .append_at(&w.record.session_id, std::mem::take(events), cursor.take())
@@ -390,12 +395,9 @@ impl Follower {
         let before = inner.status;
         let after = fresh.iter().fold(before, |s, e| s.after(&e.event));
         let upto = fresh.last().map_or(0, |e| e.seq);
-        let conversation = match inner.conversation.take() {
-            Some(c) => c,
-            // Caught up with what is stored, which already holds `fresh`.
-            None => self.store.conversation(&w.record.session_id).await?.0,
+        let Some(mut conversation) = inner.conversation.take() else {
+            return Err(Error::internal("The mission's conversation was not read."));
         };
-        let mut conversation = conversation;
         let sources_before = conversation.sources.len();
         for e in &fresh {
             // Records the stored conversation already read change nothing twice.
@@ -425,7 +427,13 @@ impl Follower {
         let progress = conversation.progress.clone();
         if let Err(e) = self
             .store
-            .save_conversation(&w.record.session_id, changes, progress, upto, sources_before)
+            .save_conversation(
+                &w.record.session_id,
+                changes,
+                progress,
+                upto,
+                sources_before,
+            )
             .await
         {
             tracing::warn!("cannot keep the mission's conversation: {}", e.message);
