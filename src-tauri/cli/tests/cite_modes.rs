@@ -444,9 +444,14 @@ fn a_document_without_references_is_noted_then_refused_in_the_services_words() {
             assert!(!out.exists(), "{rel}: no output");
             assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "{rel}");
         }
-        // The preview says the same, from the service's parse.
+        // The preview says the same, from the service's parse, as text and as JSON.
         let shown = ok(&s.run(&["parse", input.to_str().unwrap()]));
         assert!(shown.contains("No References section."), "{shown}");
+        let v: Value =
+            serde_json::from_str(&ok(&s.run(&["parse", input.to_str().unwrap(), "--json"])))
+                .unwrap();
+        assert!(v["references"].as_array().unwrap().is_empty(), "{v}");
+        assert!(!v["paragraphs"].as_array().unwrap().is_empty(), "{v}");
     }
 
     // The same text from stdin: noted as text, and refused.
@@ -462,6 +467,13 @@ fn a_document_without_references_is_noted_then_refused_in_the_services_words() {
     // A document with References: no note, and it is cited.
     let dir = tempfile::tempdir().unwrap();
     let input = lorem_with_references(dir.path(), "with-refs.docx");
+    let v: Value =
+        serde_json::from_str(&ok(&s.run(&["parse", input.to_str().unwrap(), "--json"]))).unwrap();
+    assert_eq!(
+        v["references"].as_array().unwrap().len(),
+        ENTRIES.len(),
+        "{v}"
+    );
     let run = s.run(&["cite", input.to_str().unwrap()]);
     ok(&run);
     assert!(!stderr(&run).contains(NOTE), "{}", stderr(&run));
