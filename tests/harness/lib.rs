@@ -9,7 +9,7 @@ mod session;
 
 pub use display::Xvfb;
 pub use drag::{Drag, drag_files_onto};
-pub use office::{libreoffice_converts, office_texts};
+pub use office::{libreoffice_converts, office_notes, office_texts};
 pub use procs::{environment, processes};
 pub use session::{App, AppOptions};
 

@@ -6,6 +6,21 @@ use std::process::Command;
 
 /// Every paragraph python-docx / python-pptx sees in each file (panics if one fails to open).
 pub fn office_texts(paths: &[PathBuf]) -> Vec<Vec<String>> {
+    office_report(paths)
+        .iter()
+        .map(|r| {
+            r["paragraphs"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap_or("").to_owned())
+                .collect()
+        })
+        .collect()
+}
+
+/// `tests/tools/office_check.py`'s report on each file.
+fn office_report(paths: &[PathBuf]) -> Vec<serde_json::Value> {
     let python = root().join(".venv/bin/python");
     assert!(
         python.exists(),
@@ -27,14 +42,23 @@ pub fn office_texts(paths: &[PathBuf]) -> Vec<Vec<String>> {
         "python-docx/pptx could not open: {report:?}"
     );
     report
+}
+
+/// Each slide's speaker notes, as python-pptx reads them, for each .pptx ("" for a slide
+/// without notes).
+pub fn office_notes(paths: &[PathBuf]) -> Vec<Vec<String>> {
+    office_report(paths)
         .iter()
         .map(|r| {
-            r["paragraphs"]
+            r["notes"]
                 .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| t.as_str().unwrap_or("").to_owned())
-                .collect()
+                .map(|notes| {
+                    notes
+                        .iter()
+                        .map(|t| t.as_str().unwrap_or("").to_owned())
+                        .collect()
+                })
+                .unwrap_or_default()
         })
         .collect()
 }

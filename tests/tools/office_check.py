@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Opens .docx/.pptx files with python-docx / python-pptx (tools Casebook did not write)
-and prints, as JSON, the text they see: one entry per file.
+and prints, as JSON, the text they see: one entry per file, with `paragraphs` (the
+body's, or every slide's), for a deck `slides` and `notes` (each slide's speaker notes,
+"" for none), and the core properties `author` and `lastModifiedBy`.
 
 Usage: office_check.py FILE...   Exits 1 if any file fails to open.
 """
@@ -12,6 +14,7 @@ def docx_texts(path):
     import docx
 
     doc = docx.Document(path)
+    props = doc.core_properties
     qn = docx.oxml.ns.qn
     # Every paragraph of the body, including those in tables, content controls and
     # text boxes, which Document.paragraphs leaves out; and every w:t, including
@@ -19,7 +22,7 @@ def docx_texts(path):
     return [
         "".join(t.text or "" for t in p.iter(qn("w:t")))
         for p in doc.element.body.iter(qn("w:p"))
-    ]
+    ], props
 
 
 def pptx_texts(path):
@@ -41,9 +44,15 @@ def pptx_texts(path):
                     for cell in row.cells:
                         texts.extend(p.text for p in cell.text_frame.paragraphs)
 
+    notes = []
     for slide in prs.slides:
         walk(slide.shapes)
-    return texts, len(prs.slides)
+        notes.append(
+            slide.notes_slide.notes_text_frame.text
+            if slide.has_notes_slide and slide.notes_slide.notes_text_frame is not None
+            else ""
+        )
+    return texts, len(prs.slides), notes, prs.core_properties
 
 
 def main():
@@ -53,11 +62,13 @@ def main():
         entry = {"path": path}
         try:
             if path.endswith(".docx"):
-                entry["paragraphs"] = docx_texts(path)
+                entry["paragraphs"], props = docx_texts(path)
             elif path.endswith(".pptx"):
-                entry["paragraphs"], entry["slides"] = pptx_texts(path)
+                entry["paragraphs"], entry["slides"], entry["notes"], props = pptx_texts(path)
             else:
                 raise ValueError("not a .docx or .pptx name")
+            entry["author"] = props.author or ""
+            entry["lastModifiedBy"] = props.last_modified_by or ""
         except Exception as e:  # report every file, then fail
             entry["error"] = f"{type(e).__name__}: {e}"
             failed = True

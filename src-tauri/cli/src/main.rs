@@ -8,6 +8,7 @@ use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
 use casebook_core::citations::client::{CiteOptions, Mode};
 use casebook_core::citations::jobs::{self, CiteSource};
+use casebook_core::citations::summary;
 use casebook_core::keys::{KeySource, KeyStore, Service};
 use casebook_core::missions::client::{FollowUp, InputResponse, MissionSpec, parse_usd};
 use casebook_core::missions::follower::{MissionUpdate, Quiet};
@@ -217,6 +218,9 @@ fn exit_code(err: &Error) -> u8 {
         5
     } else if err.is_network() {
         6
+    } else if err.code() == ErrorCode::Cancelled {
+        // Interrupted (Ctrl+C), as shells report a command SIGINT ended.
+        130
     } else {
         1
     }
@@ -411,6 +415,9 @@ async fn cite(backend: &Backend, args: CiteArgs) -> Result<(), Error> {
         save::check_destination(input.as_deref(), out, args.overwrite)?;
     }
     let source = source(&args.file)?;
+    if let Some(note) = references_note(&source).await {
+        eprintln!("{note}");
+    }
     let client = backend.citations().await?;
     let progress = output::progress(format!("Citing {}", label(&args.file)));
     // The answer is decoded straight into the file that becomes the output.
@@ -422,8 +429,19 @@ async fn cite(backend: &Backend, args: CiteArgs) -> Result<(), Error> {
             .map_err(|e| Error::io("Cannot write the output", &e))?,
         None => jobs::temporary_output().await?,
     };
-    let cited = jobs::cite_source(&client, &source, &options, &progress, file).await?;
+    // Ctrl+C (SIGINT) while sending, waiting or receiving: the request is dropped with
+    // the unnamed file its answer was going into, and the pending output with it, so
+    // nothing is left behind; the command says so and exits 130.
+    let result = tokio::select! {
+        r = jobs::cite_source(&client, &source, &options, &progress, file) => r,
+        _ = tokio::signal::ctrl_c() => Err(Error::new(
+            ErrorCode::Cancelled,
+            "Cancelled: nothing was saved.",
+        )),
+    };
+    // The progress line goes first, so that an error starts a line of its own.
     output::done(&progress);
+    let cited = result?;
     match pending {
         Some(p) => p.commit(args.overwrite)?,
         None => cited
@@ -432,6 +450,23 @@ async fn cite(backend: &Backend, args: CiteArgs) -> Result<(), Error> {
     }
     output::print_cited(&cited, out.as_deref(), args.json);
     Ok(())
+}
+
+/// What Casebook's own reading finds before anything is sent, as the window's card
+/// says it: no References section, which a service may refuse or answer by adding one.
+async fn references_note(source: &CiteSource) -> Option<String> {
+    let none = match source {
+        CiteSource::Document { path } => {
+            let path = path.clone();
+            tokio::task::spawn_blocking(move || {
+                casebook_core::app::inspect_document(&path).references == Some(0)
+            })
+            .await
+            .unwrap_or(false)
+        }
+        CiteSource::Essay { text } => summary::read_essay(text).references.is_empty(),
+    };
+    none.then(|| output::no_references(matches!(source, CiteSource::Essay { .. })))
 }
 
 async fn mission(core: &Arc<Casebook>, action: MissionAction) -> Result<(), Error> {

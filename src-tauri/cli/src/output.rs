@@ -49,6 +49,15 @@ pub fn done<F>(_progress: &F) {
     }
 }
 
+/// Said before citing a document (or text) in which Casebook's own reading finds no
+/// References section: the words of the window's card.
+pub fn no_references(text: bool) -> String {
+    let what = if text { "this text" } else { "this document" };
+    format!(
+        "No References section found. The service may refuse {what}, or add a References section of its own."
+    )
+}
+
 fn json_line(v: &impl serde::Serialize) -> String {
     serde_json::to_string(v).unwrap_or_default()
 }

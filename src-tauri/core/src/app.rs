@@ -288,15 +288,7 @@ impl Casebook {
         tokio::task::spawn_blocking(move || {
             paths
                 .iter()
-                .map(|p| {
-                    let mut info = documents::inspect(Path::new(p));
-                    if info.kind.is_some() {
-                        info.references = std::fs::File::open(p)
-                            .ok()
-                            .and_then(|f| reader::references_in(&f));
-                    }
-                    info
-                })
+                .map(|p| inspect_document(Path::new(p)))
                 .collect()
         })
         .await
@@ -572,6 +564,19 @@ impl Casebook {
             b.stop().await;
         }
     }
+}
+
+/// Checks one file as [`documents::inspect`] does and, when it can be cited, counts the
+/// entries of its References section with Casebook's own reading (`Some(0)`: none), so
+/// the window's card and the CLI can say so before anything is sent. Blocking.
+pub fn inspect_document(path: &Path) -> DocumentInfo {
+    let mut info = documents::inspect(path);
+    if info.kind.is_some() {
+        info.references = std::fs::File::open(path)
+            .ok()
+            .and_then(|f| reader::references_in(&f));
+    }
+    info
 }
 
 /// The service's preview of `source` (read once from disk), in whatever shape it

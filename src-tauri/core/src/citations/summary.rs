@@ -315,9 +315,38 @@ fn tokens(s: &str) -> impl Iterator<Item = &str> {
 
 /// For each token of `after`, whether it is one of `before`'s, when `before`'s
 /// tokens appear in `after` in order; `None` when they do not.
+///
+/// Of the two greedy matches, from the start and from the end, the one that leaves
+/// fewer inserted runs: an insertion holding a token like the one after it ("(Lee et
+/// al., 2020)" before a sentence's full stop) would otherwise give its own "." to the
+/// original's, and be split into pieces no longer counted as a citation.
 fn kept_tokens(before: &str, after: &str) -> Option<Vec<bool>> {
-    let mut want = tokens(before).peekable();
-    let kept: Vec<bool> = tokens(after)
+    let before: Vec<&str> = tokens(before).collect();
+    let after: Vec<&str> = tokens(after).collect();
+    let forward = greedy_match(before.iter(), after.iter())?;
+    let mut backward = greedy_match(before.iter().rev(), after.iter().rev())?;
+    backward.reverse();
+    let runs = |kept: &[bool]| {
+        kept.iter()
+            .enumerate()
+            .filter(|&(i, k)| !k && (i == 0 || kept[i - 1]))
+            .count()
+    };
+    Some(if runs(&backward) < runs(&forward) {
+        backward
+    } else {
+        forward
+    })
+}
+
+/// Each of `after`'s tokens matched, in order, to the next of `before`'s it equals;
+/// `None` when some of `before`'s are left over.
+fn greedy_match<'a>(
+    before: impl Iterator<Item = &'a &'a str>,
+    after: impl Iterator<Item = &'a &'a str>,
+) -> Option<Vec<bool>> {
+    let mut want = before.peekable();
+    let kept: Vec<bool> = after
         .map(|t| {
             if want.peek() == Some(&t) {
                 want.next();
@@ -643,6 +672,33 @@ mod tests {
             d.iter().map(|s| s.text.as_str()).collect::<String>(),
             "one 2 three"
         );
+    }
+
+    #[test]
+    fn an_insertion_holding_the_full_stop_it_goes_before_is_found_whole() {
+        // "et al." has a full stop, like the one each citation goes before: taken as the
+        // original's, it split the insertions into pieces no longer counted.
+        let before = "Heat kills. Cold kills too. Wind";
+        let after =
+            "Heat kills (Lee et al., 2020). Cold kills too, as Lee et al. (2020) notes. Wind";
+        let d = diff(before, after);
+        let inserted: Vec<&str> = d
+            .iter()
+            .filter(|s| s.inserted)
+            .map(|s| s.text.as_str())
+            .collect();
+        assert_eq!(
+            inserted,
+            [" (Lee et al., 2020)", ", as Lee et al. (2020) notes"]
+        );
+        let counted: u32 = inserted.iter().map(|t| count_citations(t)).sum();
+        assert_eq!(counted, 2);
+        let kept: String = d
+            .iter()
+            .filter(|s| !s.inserted)
+            .map(|s| s.text.as_str())
+            .collect();
+        assert_eq!(kept, before);
     }
 
     #[test]
