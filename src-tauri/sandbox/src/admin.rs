@@ -56,8 +56,8 @@
 //! The investigation service's protocol and eve's own faults (see
 //! `crate::missions::eve`):
 //!
-//! - `missionProtocol`: `"legacy"` (default: today's SSE), `"eve-a"`, `"eve-b"` or
-//!   `"eve-27"`, for sessions created from now on (a session keeps its protocol;
+//! - `missionProtocol`: `"legacy"` (the seeds' SSE), `"eve-a"` (what `casebook-sandbox`
+//!   and the app's sandbox start with), `"eve-b"` or `"eve-27"`, for sessions created from now on (a session keeps its protocol;
 //!   `clear` goes back to the protocol the sandbox started with);
 //! - `leaseSeconds`: eve B and 27 stream responses end after N seconds with the
 //!   lease record (default 60; 0: never);
