@@ -159,7 +159,7 @@ enum MissionAction {
         #[arg(long)]
         json: bool,
     },
-    /// Write a mission's transcript.
+    /// Write a mission's transcript (`md`, `json`) or its report alone (`report`).
     Export {
         session_id: String,
         #[arg(long, default_value = "md")]
