@@ -71,9 +71,15 @@ pub struct SandboxConfig {
     /// The pause before each event when the create request does not say (the
     /// `paceMs` extension); `None` follows [`Pace`].
     pub mission_pace_ms: Option<u64>,
-    /// The wire protocol of the investigation service (`--mission-protocol`): today's
-    /// SSE vocabulary by default, or one of eve's three generations. The
-    /// `missionProtocol` fault switches it at run time for sessions created after.
+    /// eve protocols: how many `message.appended` deltas each report is when the create
+    /// request does not say (the `replyDeltas` extension); `None`: as long as its
+    /// findings make it.
+    pub mission_reply_deltas: Option<u64>,
+    /// The wire protocol of the investigation service (`--mission-protocol`): the seeds'
+    /// SSE vocabulary by default here, which the SSE contract's tests start (the binary and
+    /// the app's embedded sandbox start eve's generation A), or one of eve's three
+    /// generations. The `missionProtocol` fault switches it at run time for sessions
+    /// created after.
     pub mission_protocol: MissionProtocol,
     /// The citation service's variants (References required, the document's own
     /// list, placement, shapes, notes, metadata, seeding, error families, a front's
@@ -92,6 +98,7 @@ impl Default for SandboxConfig {
             rate_limit: RateLimit::default(),
             mission_events: None,
             mission_pace_ms: None,
+            mission_reply_deltas: None,
             mission_protocol: MissionProtocol::Legacy,
             citations: CiteVariants::default(),
         }
@@ -195,6 +202,7 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
                 pace: config.pace,
                 pace_ms: config.mission_pace_ms,
                 events: config.mission_events,
+                reply_deltas: config.mission_reply_deltas,
             },
             faults.clone(),
         )?,

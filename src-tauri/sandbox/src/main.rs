@@ -35,6 +35,10 @@ struct Args {
     /// `paceMs` (0-60000); overrides --pace for missions.
     #[arg(long)]
     mission_pace_ms: Option<u64>,
+    /// eve protocols: every report is this many `message.appended` deltas long (1-100000)
+    /// unless its create request sets `replyDeltas`: one long growing message.
+    #[arg(long)]
+    mission_reply_deltas: Option<u64>,
     /// The investigation service's wire protocol: one of eve's NDJSON generations
     /// (`eve-a`, the default; `eve-b`, `eve-27`) or the seeds' SSE vocabulary (`legacy`).
     #[arg(long, value_enum, default_value_t = MissionProtocol::EveA)]
@@ -91,6 +95,7 @@ async fn main() -> std::io::Result<()> {
         },
         mission_events: args.mission_events,
         mission_pace_ms: args.mission_pace_ms,
+        mission_reply_deltas: args.mission_reply_deltas,
         mission_protocol: args.mission_protocol,
         citations: CiteVariants {
             require_references: args.require_references,

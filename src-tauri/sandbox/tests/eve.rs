@@ -1055,3 +1055,83 @@ async fn in_the_v27_transition_tool_calls_ride_as_v26_events_inside_lines() {
     assert!(types.iter().any(|t| t == "turn.settled"));
     assert!(types.iter().any(|t| t == "usage.recorded"));
 }
+
+/// The report's deltas and its completed text: A and B's `message.appended` after the
+/// message before it, 27's `content.delta` of the reply's part.
+fn report_deltas(proto: MissionProtocol, r: &Read) -> Option<(Vec<String>, String)> {
+    if proto == MissionProtocol::Eve27 {
+        let reply = r
+            .data_of("content.completed")
+            .into_iter()
+            .rfind(|d| d["phase"] == "reply")?;
+        let deltas = r
+            .data_of("content.delta")
+            .iter()
+            .filter(|d| d["partId"] == reply["partId"])
+            .map(|d| d["delta"].as_str().unwrap().to_owned())
+            .collect();
+        return Some((deltas, reply["value"].as_str()?.to_owned()));
+    }
+    let mut deltas = Vec::new();
+    for v in r.values() {
+        match v["type"].as_str().unwrap() {
+            "message.appended" => {
+                deltas.push(v["data"]["messageDelta"].as_str().unwrap().to_owned())
+            }
+            "message.completed" if v["data"]["finishReason"] == "stop" => {
+                return Some((deltas, v["data"]["message"].as_str()?.to_owned()));
+            }
+            "message.completed" => deltas.clear(),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The session's report, once it is out (waited for up to 20 s).
+async fn report_of(sb: &RunningSandbox, proto: MissionProtocol, id: &str) -> (Vec<String>, String) {
+    for _ in 0..100 {
+        if let Some(report) = report_deltas(proto, &read(sb, id, "").await) {
+            return report;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    panic!("{proto:?}: session {id} has no report after 20 s");
+}
+
+#[tokio::test]
+async fn reply_deltas_make_the_report_one_message_of_that_many_deltas() {
+    for proto in ALL {
+        let sb = start(SandboxConfig {
+            mission_protocol: proto,
+            mission_reply_deltas: Some(120),
+            ..common::config()
+        })
+        .await
+        .expect("sandbox starts");
+        set_faults(&sb, json!({"leaseSeconds": 1})).await;
+        // The request's own length, then the sandbox's default.
+        let (asked, _) = create_with(&sb, json!({"message": MESSAGE, "replyDeltas": 3000})).await;
+        let (default, _) = create(&sb).await;
+        for (id, n) in [(asked, 3000), (default, 120)] {
+            let (deltas, text) = report_of(&sb, proto, &id).await;
+            assert_eq!(deltas.len(), n, "{proto:?}");
+            assert_eq!(deltas.concat(), text, "{proto:?}");
+            assert!(deltas.iter().all(|d| (1..=20).contains(&d.chars().count())));
+            assert!(text.starts_with("# Findings on"), "{proto:?}: {text:.60}");
+        }
+        let (status, _, body) = post(
+            &sb,
+            "/session",
+            json!({"message": MESSAGE, "replyDeltas": "long"}),
+        )
+        .await;
+        assert_eq!(status, 400, "{body}");
+        sb.stop().await;
+    }
+    // Without the knob a report is as long as its findings: far fewer deltas.
+    let sb = sandbox(MissionProtocol::EveB).await;
+    let (id, _) = create(&sb).await;
+    let (deltas, _) = report_of(&sb, MissionProtocol::EveB, &id).await;
+    assert!(deltas.len() < 120, "{}", deltas.len());
+}

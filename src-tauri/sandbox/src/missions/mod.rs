@@ -16,7 +16,7 @@
 //!
 //! # Sandbox extensions to the create request
 //!
-//! Besides `message`, `POST /eve/v1/session` accepts two sandbox-only fields, for
+//! Besides `message`, `POST /eve/v1/session` accepts sandbox-only fields, for
 //! tests and benchmarks. A real service ignores or rejects them; Casebook sends them
 //! only to its own sandbox, and only when a test sets `CASEBOOK_SANDBOX_MISSION_PACE_MS`
 //! or `CASEBOOK_SANDBOX_MISSION_EVENTS` (see the README's testing table).
@@ -26,11 +26,15 @@
 //! - `"events": N`: stretch (or shrink) the turn to about N events by playing more
 //!   (or fewer) search rounds; clamped to 10..=100 000.
 //!
-//! Both must be non-negative integers; anything else is `400 invalid_field`. When a
+//! - `"replyDeltas": N` (eve protocols only): every report is exactly N
+//!   `message.appended` deltas long (1..=100 000), one long growing message.
+//!
+//! All must be non-negative integers; anything else is `400 invalid_field`. When a
 //! request leaves one out, the sandbox's own default applies
-//! (`SandboxConfig::mission_pace_ms` / `mission_events`, the binary's
-//! `--mission-pace-ms` / `--mission-events`), and failing that the sandbox's pace and
-//! a length the mission picks.
+//! (`SandboxConfig::mission_pace_ms` / `mission_events` / `mission_reply_deltas`, the
+//! binary's `--mission-pace-ms` / `--mission-events` / `--mission-reply-deltas`), and
+//! failing that the sandbox's pace and a length the mission picks (a report as long as
+//! its findings).
 
 mod ending;
 mod eve;
@@ -66,6 +70,8 @@ pub(crate) struct Defaults {
     pub pace: Pace,
     pub pace_ms: Option<u64>,
     pub events: Option<u64>,
+    /// eve only: the report's length in deltas (`replyDeltas`).
+    pub reply_deltas: Option<u64>,
 }
 
 pub(crate) struct Missions {
@@ -92,6 +98,9 @@ impl Missions {
             events: defaults
                 .events
                 .map(|n| n.clamp(script::MIN_EVENTS, script::MAX_EVENTS)),
+            reply_deltas: defaults
+                .reply_deltas
+                .map(|n| n.clamp(1, eve::agent::MAX_REPLY_DELTAS)),
             ..defaults
         };
         let missions = Self {

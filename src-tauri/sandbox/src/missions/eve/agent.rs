@@ -22,6 +22,8 @@ const MODEL_ID: &str = "sandbox/research-1";
 /// (measured: the `events` extension asks for a length in events).
 const OVERHEAD_EVENTS: u64 = 90;
 const EVENTS_PER_ROUND: u64 = 38;
+/// The most deltas the `replyDeltas` extension may ask the report to be.
+pub const MAX_REPLY_DELTAS: u64 = 100_000;
 
 /// One event of the v26 vocabulary, before it is put on the wire.
 #[derive(Debug, Clone)]
@@ -70,6 +72,9 @@ pub struct Agent {
     ids: u64,
     found: Vec<(String, String)>,
     claims: Vec<(String, String, String)>,
+    /// The report's length in `message.appended` deltas (the `replyDeltas` extension);
+    /// `None`: as long as its findings make it.
+    reply_deltas: Option<u64>,
 }
 
 impl Agent {
@@ -111,7 +116,15 @@ impl Agent {
             ids: 0,
             found: Vec::new(),
             claims: Vec::new(),
+            reply_deltas: None,
         }
+    }
+
+    /// Makes every report exactly `n` deltas long (at least 1, at most
+    /// [`MAX_REPLY_DELTAS`]): one long growing message, for benchmarks.
+    pub fn with_reply_deltas(mut self, n: Option<u64>) -> Self {
+        self.reply_deltas = n.map(|n| n.clamp(1, MAX_REPLY_DELTAS));
+        self
     }
 
     fn id(&mut self, prefix: &str) -> String {
@@ -207,13 +220,44 @@ impl Agent {
 
     /// An assistant message: deltas then `message.completed`.
     fn say(&mut self, out: &mut Vec<Ev>, text: &str, finish: &str) {
-        for d in self.deltas(text) {
+        let parts = self.deltas(text);
+        self.say_parts(out, parts, finish);
+    }
+
+    /// An assistant message already cut into its deltas.
+    fn say_parts(&mut self, out: &mut Vec<Ev>, parts: Vec<String>, finish: &str) {
+        let text = parts.concat();
+        for d in parts {
             out.push(self.in_step("message.appended", json!({"messageDelta": d})));
         }
         out.push(self.in_step(
             "message.completed",
             json!({"message": text, "finishReason": finish}),
         ));
+    }
+
+    /// Exactly `n` deltas: `head`, then a discussion of findings written on for as long
+    /// as it takes, then `closing` (cut short only when `n` is too small for it).
+    fn long_reply(&mut self, head: &str, closing: &str, n: usize) -> Vec<String> {
+        let tail = self.deltas(closing);
+        let want = n.saturating_sub(tail.len());
+        let mut parts = self.deltas(head);
+        if parts.len() < want {
+            parts.extend(self.deltas("\n## Discussion\n\n"));
+        }
+        let mut k = 0u64;
+        while parts.len() < want {
+            k += 1;
+            let claim = self.claim();
+            let (url, title) = self.source();
+            let end = if k.is_multiple_of(5) { "\n\n" } else { " " };
+            let sentence = format!("Finding {k}: {claim} ([{title}]({url})).{end}");
+            parts.extend(self.deltas(&sentence));
+        }
+        parts.truncate(want);
+        parts.extend(tail);
+        parts.truncate(n);
+        parts
     }
 
     fn think(&mut self, out: &mut Vec<Ev>, text: &str) {
@@ -543,12 +587,21 @@ impl Agent {
         if self.claims.is_empty() {
             text.push_str("- No source could be read; the question stays open.\n");
         }
-        text.push_str(&format!(
+        let closing = format!(
             "\nSpent ${:.2} of the ${:.2} budget — résumé done ✅\n",
             self.spent_cents as f64 / 100.0,
             self.budget_cents as f64 / 100.0
-        ));
-        self.say(out, &text, "stop");
+        );
+        match self.reply_deltas {
+            Some(n) => {
+                let parts = self.long_reply(&text, &closing, n as usize);
+                self.say_parts(out, parts, "stop");
+            }
+            None => {
+                text.push_str(&closing);
+                self.say(out, &text, "stop");
+            }
+        }
         self.step_completed(out, "stop");
         self.end_turn(out)
     }
@@ -678,6 +731,49 @@ mod tests {
             }
         }
         assert_eq!(ev.last().unwrap().kind, "session.waiting");
+    }
+
+    /// The report's deltas (those after the last message before it), and its text.
+    fn report_of(events: &[Ev]) -> (Vec<String>, String) {
+        let done = events
+            .iter()
+            .rposition(|e| e.kind == "message.completed")
+            .unwrap();
+        let from = events[..done]
+            .iter()
+            .rposition(|e| e.kind == "message.completed")
+            .map_or(0, |i| i + 1);
+        let deltas = events[from..done]
+            .iter()
+            .filter(|e| e.kind == "message.appended")
+            .map(|e| e.data["messageDelta"].as_str().unwrap().to_owned())
+            .collect();
+        let text = events[done].data["message"].as_str().unwrap().to_owned();
+        (deltas, text)
+    }
+
+    #[test]
+    fn reply_deltas_make_the_report_that_many_deltas_long() {
+        for (n, seed) in [(1u64, 1), (7, 2), (500, 3), (5000, 4)] {
+            let mut a = Agent::new(MissionProtocol::EveB, seed, "Heat", 2500, None, false)
+                .with_reply_deltas(Some(n));
+            let (ev, _) = a.first_turn("go", None);
+            let (deltas, text) = report_of(&ev);
+            assert_eq!(deltas.len() as u64, n);
+            assert_eq!(deltas.concat(), text);
+            if n >= 500 {
+                assert!(text.starts_with("# Findings on"), "{text:.40}");
+                assert!(
+                    text.ends_with("résumé done ✅\n"),
+                    "…{}",
+                    &text[text.len() - 40..]
+                );
+            }
+        }
+        // Without the knob the report is as long as its findings.
+        let mut a = Agent::new(MissionProtocol::EveB, 3, "Heat", 2500, None, false);
+        let (ev, _) = a.first_turn("go", None);
+        assert!(report_of(&ev).0.len() < 200);
     }
 }
 

@@ -2,11 +2,15 @@
 //! `missionProtocol` knob (`eve-a`, `eve-b`, `eve-27`; the default `legacy` is the
 //! SSE service in the parent module, unchanged). Routes, all under `/eve/v1`:
 //!
-//! - `POST /session` `{message, mode?, paceMs?, events?}` → `202` + `x-eve-session-id`;
+//! - `POST /session` `{message, mode?, paceMs?, events?, replyDeltas?}` → `202` +
+//!   `x-eve-session-id`;
 //!   A `{ok, sessionId, continuationToken: "eve:<uuid>"}`, B/27 `{ok, sessionId,
 //!   status: "accepted"}` (a `continuationToken` in the body → 400). `mode: "task"`
 //!   (eve's task mode) ends the session after its first turn (`session.completed`;
 //!   27 `session.ended`); otherwise a session waits for the next message after each turn.
+//!   `replyDeltas: N` (sandbox-only, like `paceMs` and `events`; 1-100 000, else the
+//!   sandbox's `--mission-reply-deltas`) makes every report exactly N
+//!   `message.appended` deltas long: one long growing message, for benchmarks.
 //! - `GET /session/{id}/stream?startIndex=N&includeTailIndex=1`: NDJSON (see [`wire`]).
 //! - `POST /session/{id}` follow-ups: exactly one of `message` / `inputResponses`; A
 //!   also needs the newest `continuationToken`, B/27 refuse one.
@@ -101,6 +105,9 @@ struct Meta {
     /// 27 only: the tool-call family rides as v26 events (`v27Transition`).
     #[serde(default)]
     transition: bool,
+    /// The report's length in deltas (the `replyDeltas` extension).
+    #[serde(default)]
+    reply_deltas: Option<u64>,
 }
 
 /// Something that changed a session besides its own playing: logged so a restart
@@ -135,7 +142,8 @@ impl St {
             meta.budget_cents,
             meta.events,
             meta.task_mode,
-        );
+        )
+        .with_reply_deltas(meta.reply_deltas);
         let mut st = St {
             records: Vec::new(),
             pending: VecDeque::new(),
@@ -457,6 +465,10 @@ pub async fn create(
             .or(defaults.events),
         Err(r) => return r,
     };
+    let reply_deltas = match whole("replyDeltas", agent::MAX_REPLY_DELTAS) {
+        Ok(v) => v.map(|n| n.max(1)).or(defaults.reply_deltas),
+        Err(r) => return r,
+    };
     let task_mode = match body.get("mode") {
         None | Some(Value::Null) => false,
         Some(Value::String(m)) if m == "conversation" => false,
@@ -477,6 +489,7 @@ pub async fn create(
         delivery: format!("dlv_{:016x}", random_u64()),
         token: new_token(),
         transition: proto == MissionProtocol::Eve27 && shared.faults.v27_transition(),
+        reply_deltas,
     };
     let mut st = St::fresh(&meta, proto);
     if let Some(dir) = &shared.missions.dir {
