@@ -4,9 +4,10 @@
 use casebook_core::ErrorCode;
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
-use casebook_core::missions::client::{MissionEvent, MissionSpec};
+use casebook_core::missions::client::{FollowUp, MissionEvent, MissionSpec};
 use casebook_core::missions::follower::{MissionUpdate, Observer, Sink};
 use casebook_core::missions::store::{EventFilter, MissionRecord, MissionStatus, MissionStore};
+use casebook_sandbox::MissionProtocol;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,8 +24,18 @@ impl Observer for Seen {
 }
 
 async fn casebook(pace_ms: u64, events: u64) -> (Arc<Casebook>, Arc<Seen>, tempfile::TempDir) {
+    // The seeds' SSE vocabulary, with its event ids (the embedded default is eve).
+    casebook_on(pace_ms, events, MissionProtocol::Legacy).await
+}
+
+async fn casebook_on(
+    pace_ms: u64,
+    events: u64,
+    protocol: MissionProtocol,
+) -> (Arc<Casebook>, Arc<Seen>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let options = SandboxOptions {
+        mission_protocol: Some(protocol),
         mission_pace_ms: Some(pace_ms),
         mission_events: Some(events),
         ..SandboxOptions::default()
@@ -334,5 +345,52 @@ async fn two_processes_share_one_history() {
         seqs,
         (1..=200).collect::<Vec<_>>(),
         "no position taken twice"
+    );
+}
+
+/// A window holds the conversation it was sent (the newest items, then each batch's
+/// changes): after a reply whose turn streams once it subscribed, what it holds is what
+/// the store keeps, item for item.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_window_holds_every_item_of_a_reply_turn_it_subscribed_before() {
+    let (core, _seen, _dir) = casebook_on(15, 120, MissionProtocol::EveA).await;
+    let record = core.start_mission(&spec()).await.unwrap();
+    let id = record.session_id.clone();
+    core.watch_finished(&id).await;
+    assert_eq!(
+        core.mission(&id).await.unwrap().status,
+        MissionStatus::Waiting
+    );
+    core.follow_up_mission(&id, &FollowUp::Message("And in Europe?".into()))
+        .await
+        .unwrap();
+    let (sink, log) = recorder();
+    core.watch(&id, "window", sink, false).await.unwrap();
+    core.watch_finished(&id).await;
+    let mut held: std::collections::BTreeMap<u64, serde_json::Value> = Default::default();
+    for m in log.lock().unwrap().iter() {
+        let items = match m["type"].as_str() {
+            Some("conversation") => &m["page"]["items"],
+            Some("items") => &m["changes"]["items"],
+            _ => continue,
+        };
+        for item in items.as_array().unwrap() {
+            held.insert(item["index"].as_u64().unwrap(), item.clone());
+        }
+    }
+    let (kept, _) = core.store.conversation(&id).await.unwrap();
+    let first = *held.keys().next().unwrap() as usize;
+    let want: Vec<serde_json::Value> = kept.items[first..]
+        .iter()
+        .map(|i| serde_json::to_value(i).unwrap())
+        .collect();
+    let got: Vec<serde_json::Value> = held.into_values().collect();
+    assert_eq!(got, want);
+    let user = got.iter().rev().find(|i| i["kind"] == "user").unwrap();
+    assert_eq!(user["text"], "And in Europe?");
+    assert_eq!(
+        got.last().unwrap()["kind"],
+        "assistant",
+        "the reply's answer"
     );
 }

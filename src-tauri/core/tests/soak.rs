@@ -7,6 +7,7 @@ use casebook_core::backend::{Backend, SandboxOptions};
 use casebook_core::missions::client::MissionSpec;
 use casebook_core::missions::follower::{MissionUpdate, Quiet, Sink};
 use casebook_core::missions::store::MissionStatus;
+use casebook_sandbox::MissionProtocol;
 use std::sync::{Arc, Mutex};
 
 const CUTS: u64 = 100;
@@ -50,6 +51,8 @@ async fn service_ids(base: &str, id: &str) -> Vec<String> {
 async fn soak_follower_through_100_random_cuts() {
     let dir = tempfile::tempdir().unwrap();
     let options = SandboxOptions {
+        // The seeds' SSE vocabulary, with its event ids (the embedded default is eve).
+        mission_protocol: Some(MissionProtocol::Legacy),
         mission_pace_ms: Some(0),
         mission_events: Some(EVENTS),
         ..SandboxOptions::default()
