@@ -178,13 +178,16 @@ fn missions_over_ipc_and_the_mission_window_capability() {
     assert_eq!(ack["status"], "accepted");
     let core = app.state::<std::sync::Arc<casebook_core::app::Casebook>>();
     tauri::async_runtime::block_on(core.watch_finished(&id));
+    // eve's generation A (the embedded sandbox's protocol) accepts every cancel, with or
+    // without a turn running (no_active_turn came later); the window's capability allows
+    // asking again. core's mission_client tests read the other answers (200, 409).
     let again = invoke(
         &mission,
         "cancel_mission",
         serde_json::json!({"sessionId": id}),
     )
-    .unwrap_err();
-    assert_eq!(again["code"], "conflict", "nothing left to cancel");
+    .unwrap();
+    assert_eq!(again["status"], "accepted");
 }
 
 /// Citing over IPC: each job gets its id in Rust, Save all reports each file

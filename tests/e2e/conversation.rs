@@ -425,6 +425,17 @@ async fn each_eve_generation_asks_is_answered_and_takes_a_reply_in_the_window() 
         )
         .await;
         assert!(app.all_css("[data-testid=input-request]").await.is_empty());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while app.all_css("[data-testid=input-outcome]").await.is_empty() {
+            if Instant::now() >= deadline {
+                let mut items = Vec::new();
+                for el in app.all_css("[data-testid=conversation-item]").await {
+                    items.push(el.text().await.unwrap_or_default());
+                }
+                panic!("{generation}: the answered question shows no outcome; items: {items:?}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
         let outcome = app.text("input-outcome").await;
         assert!(
             outcome.contains(&label),

@@ -181,7 +181,8 @@ fn missions_are_listed_exported_and_watched_from_the_shared_history() {
     let list: serde_json::Value =
         serde_json::from_str(&ok(&casebook(&["mission", "list", "--json"], &env, None))).unwrap();
     assert_eq!(list[0]["sessionId"], id.as_str());
-    assert_eq!(list[0]["status"], "complete");
+    // The embedded sandbox speaks eve: the turn ends waiting for the next message.
+    assert_eq!(list[0]["status"], "waiting");
     let text = ok(&casebook(&["mission", "list"], &env, None));
     assert!(
         text.contains(&id) && text.contains("Do cool roofs lower indoor heat?"),
@@ -201,6 +202,27 @@ fn missions_are_listed_exported_and_watched_from_the_shared_history() {
         md.starts_with("# Mission: Do cool roofs lower indoor heat?"),
         "{md}"
     );
+    let report = ok(&casebook(
+        &["mission", "export", &id, "--format", "report"],
+        &env,
+        None,
+    ));
+    assert!(report.starts_with("# Findings on "), "{report}");
+    assert!(
+        md.contains(report.lines().next().unwrap()),
+        "the transcript has the report"
+    );
+    let show = ok(&casebook(&["mission", "show", &id], &env, None));
+    assert!(show.contains("  - Searched: "), "steps, one a line: {show}");
+    let shown: serde_json::Value = serde_json::from_str(&ok(&casebook(
+        &["mission", "show", &id, "--json"],
+        &env,
+        None,
+    )))
+    .unwrap();
+    assert!(shown["spentUsd"].as_f64().unwrap() > 0.0);
+    assert!(!shown["sources"].as_array().unwrap().is_empty());
+    assert_eq!(shown["items"][0]["kind"], "turn");
     let file = data.path().join("t.json");
     ok(&casebook(
         &[

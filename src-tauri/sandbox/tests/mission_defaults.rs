@@ -84,6 +84,8 @@ async fn the_binary_takes_mission_events_and_mission_pace_ms() {
         std::process::Command::new(env!("CARGO_BIN_EXE_casebook-sandbox"))
             .args(["--pace", "realistic", "--rate-limit", "0"])
             .args(["--mission-events", "90", "--mission-pace-ms", "0"])
+            // The seeds' SSE protocol (the binary speaks eve's generation A by default).
+            .args(["--mission-protocol", "legacy"])
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::null())
             .spawn()
