@@ -432,7 +432,13 @@ async fn each_eve_generation_asks_is_answered_and_takes_a_reply_in_the_window() 
                 for el in app.all_css("[data-testid=conversation-item]").await {
                     items.push(el.text().await.unwrap_or_default());
                 }
-                panic!("{generation}: the answered question shows no outcome; items: {items:?}");
+                let header = app.text("mission-count").await;
+                let chip = status_text(&app).await;
+                app.screenshot(&format!("failed-{generation}-outcome"))
+                    .await;
+                panic!(
+                    "{generation}: the answered question shows no outcome ({chip}, {header}); items: {items:?}"
+                );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }

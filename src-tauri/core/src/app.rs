@@ -367,6 +367,20 @@ impl Casebook {
         session_id: &str,
         follow_up: &FollowUp,
     ) -> Result<Delivered> {
+        // An answer goes once the turn has parked on its question: eve before 0.70 asks
+        // and then ends the turn with the `session.waiting` whose token the answer must
+        // carry, so one sent in between would be taken as steering under a stale token.
+        // (A message may steer a running turn on purpose: it goes at once.)
+        if matches!(follow_up, FollowUp::Answers(_)) {
+            let parked = tokio::time::timeout(
+                std::time::Duration::from_secs(30),
+                self.follower.finished(session_id),
+            )
+            .await;
+            if parked.is_err() {
+                tracing::info!(session = %session_id, "the turn has not parked after 30 s; answering anyway");
+            }
+        }
         let record = self.store.require(session_id).await?;
         let client = self.client_for(&record).await?;
         let delivered = client

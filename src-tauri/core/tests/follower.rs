@@ -394,3 +394,43 @@ async fn a_window_holds_every_item_of_a_reply_turn_it_subscribed_before() {
         "the reply's answer"
     );
 }
+
+/// eve before 0.70 asks, then ends the turn with the `session.waiting` whose token the
+/// answer carries: an answer clicked the moment the question shows waits for that, and
+/// the question is answered, not taken as steering.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_given_as_soon_as_asked_waits_for_the_turn_to_park() {
+    let (core, _seen, _dir) = casebook_on(100, 120, MissionProtocol::EveA).await;
+    let spec = MissionSpec::new("An ambiguous question: does heat raise admissions?", 2500);
+    let id = core.start_mission(&spec).await.unwrap().session_id;
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let request = loop {
+        let (c, _) = core.store.conversation(&id).await.unwrap();
+        if let Some(p) = c.pending().into_iter().next() {
+            break p;
+        }
+        assert!(Instant::now() < deadline, "no question asked");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    assert!(
+        core.is_following(&id),
+        "asked before its turn has parked: the case this test is about"
+    );
+    let answer = casebook_core::missions::client::InputResponse {
+        request_id: request.request_id.clone(),
+        option_id: Some(request.options[1].id.clone()),
+        text: None,
+    };
+    core.follow_up_mission(&id, &FollowUp::Answers(vec![answer]))
+        .await
+        .unwrap();
+    core.watch_finished(&id).await;
+    let (c, _) = core.store.conversation(&id).await.unwrap();
+    let q = c.items.iter().find_map(|i| i.request.clone()).unwrap();
+    assert_eq!(q.outcome.as_deref(), Some("answered"));
+    assert_eq!(q.answer.as_deref(), Some(request.options[1].label.as_str()));
+    assert_eq!(
+        core.mission(&id).await.unwrap().status,
+        MissionStatus::Waiting
+    );
+}
