@@ -169,7 +169,7 @@ impl Session {
 }
 
 /// How far behind a fixed pace may fall before the schedule restarts from now.
-const MAX_CATCH_UP: Duration = Duration::from_secs(1);
+pub const MAX_CATCH_UP: Duration = Duration::from_secs(1);
 
 /// The pause before each event.
 pub enum Gaps {
