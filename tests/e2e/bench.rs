@@ -13,6 +13,7 @@
 
 use crate::missions::{open_raw_records, switch_to_mission_window};
 use casebook_core::desktop::renderer::SOFTWARE_ENVIRONMENT;
+use casebook_core::missions::store::MissionStore;
 use casebook_e2e::{App, AppOptions, bare_binary, exclusive, processes, root};
 use fantoccini::Locator;
 use std::path::{Path, PathBuf};
@@ -332,6 +333,13 @@ impl Drop for Service {
 }
 
 fn service(events: u64, pace_ms: u64) -> Service {
+    // The timeline's figures are for the seeds' vocabulary, as they always were.
+    service_with("legacy", events, pace_ms, &[])
+}
+
+/// [`service`] speaking `protocol` (`legacy`, `eve-a`, `eve-b`, `eve-27`), with `extra`
+/// flags.
+fn service_with(protocol: &str, events: u64, pace_ms: u64, extra: &[&str]) -> Service {
     use std::io::BufRead;
     let bin = std::env::var_os("CASEBOOK_BENCH_SANDBOX").map_or_else(
         || {
@@ -345,8 +353,8 @@ fn service(events: u64, pace_ms: u64) -> Service {
         .args(["--port", "0", "--rate-limit", "0", "--pace", "instant"])
         .args(["--mission-events", &events.to_string()])
         .args(["--mission-pace-ms", &pace_ms.to_string()])
-        // The timeline's figures are for the seeds' vocabulary, as they always were.
-        .args(["--mission-protocol", "legacy"])
+        .args(["--mission-protocol", protocol])
+        .args(extra)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -1009,4 +1017,550 @@ async fn soak_window_10000_events_at_full_speed() {
         ids.len()
     );
     app.close().await;
+}
+
+// The mission window as people read it: the conversation (its default view), on an eve
+// stream from the sandbox (generation B), each figure beside a bare window's or the raw
+// timeline's measured in the same run.
+
+/// Deltas each report is made of in the CPU run (`--mission-reply-deltas`): at 200
+/// records a second, half a minute of one growing message.
+const REPLY_DELTAS: u64 = 6000;
+
+/// Starts a mission from the composer and switches WebDriver to its window, left on its
+/// default view, the conversation.
+async fn start_conversation(app: &App) {
+    app.click("nav-missions").await;
+    app.testid("mission-objective")
+        .await
+        .send_keys(OBJECTIVE)
+        .await
+        .unwrap();
+    let main = app.client.window().await.unwrap();
+    app.until("a preview", || async {
+        !app.text("mission-preview").await.is_empty()
+    })
+    .await;
+    app.click("mission-start").await;
+    switch_to_mission_window(app, &main).await;
+    app.wait_css("[data-testid=conversation]").await;
+}
+
+/// The records the conversation window counts (the header's figure).
+async fn records(app: &App) -> u64 {
+    app.client
+        .execute(
+            "const e = document.querySelector('[data-testid=mission-count]');
+             return e ? (parseInt(e.textContent, 10) || 0) : 0;",
+            vec![],
+        )
+        .await
+        .ok()
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0)
+}
+
+/// The characters of the longest assistant message still growing (0 when none is).
+async fn growing_chars(app: &App) -> u64 {
+    app.client
+        .execute(
+            "return Math.max(0, ...[...document.querySelectorAll(
+               '[data-testid=conversation-item][data-kind=assistant][data-open=true]')]
+               .map((e) => e.textContent.length));",
+            vec![],
+        )
+        .await
+        .ok()
+        .and_then(|v| v.as_u64())
+        .unwrap_or(0)
+}
+
+/// Waits (up to `minutes`) for the mission's turn to end (`waiting` for the next
+/// message), answering "Continue" to the budget prompt a long mission asks.
+async fn wait_turn_ended(app: &App, minutes: u64) {
+    let deadline = Instant::now() + Duration::from_secs(minutes * 60);
+    loop {
+        match status(app).await.as_str() {
+            "waiting" | "complete" => return,
+            "needs_input" => {
+                let option = "[data-testid=input-option][data-option-id=continue]";
+                if let Ok(el) = app.client.find(Locator::Css(option)).await {
+                    app.press(&el, "Continue").await;
+                    app.until("the answer taken", || async {
+                        status(app).await != "needs_input"
+                    })
+                    .await;
+                }
+            }
+            _ => {}
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the mission's turn did not end ({} records so far, {:?})",
+            records(app).await,
+            status(app).await
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+/// The busiest of `program`'s web processes over `span`, in percent of a core: over the
+/// whole span, and in each of `parts` equal windows of it.
+async fn web_cpu_windows(
+    data_dir: &Path,
+    program: &str,
+    span: Duration,
+    parts: u32,
+) -> (f64, Vec<f64>) {
+    let web: Vec<u32> = web_processes(data_dir, program)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect();
+    let mut marks = vec![web.iter().map(|p| cpu_secs(*p)).collect::<Vec<_>>()];
+    let t0 = Instant::now();
+    let mut edges = vec![0.0];
+    for k in 1..=parts {
+        tokio::time::sleep_until((t0 + span / parts * k).into()).await;
+        edges.push(t0.elapsed().as_secs_f64());
+        marks.push(web.iter().map(|p| cpu_secs(*p)).collect());
+    }
+    let last = marks.len() - 1;
+    let Some(busiest) = (0..web.len())
+        .max_by(|&a, &b| (marks[last][a] - marks[0][a]).total_cmp(&(marks[last][b] - marks[0][b])))
+    else {
+        return (f64::NAN, Vec::new());
+    };
+    let windows = (1..=last)
+        .map(|k| (marks[k][busiest] - marks[k - 1][busiest]) / (edges[k] - edges[k - 1]) * 100.0)
+        .collect();
+    let whole = (marks[last][busiest] - marks[0][busiest]) / edges[last] * 100.0;
+    (whole, windows)
+}
+
+/// "p50 A ms, p95 B ms, max C ms" of sorted frame intervals.
+fn frames_text(frames: &[f64]) -> String {
+    format!(
+        "p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
+        percentile(frames, 0.5),
+        percentile(frames, 0.95),
+        frames.last().copied().unwrap_or(f64::NAN)
+    )
+}
+
+/// How long each CPU reading runs: long enough that one run's figure moves little.
+const CPU_SPAN: Duration = Duration::from_secs(10);
+
+/// What one window did while a stream was followed: its busiest web process's share of a
+/// core (whole, and its two halves), its frame intervals (sorted), and the pace it was fed.
+struct Followed {
+    cpu: f64,
+    halves: Vec<f64>,
+    frames: Vec<f64>,
+    /// Records (or the floor's draws) a second.
+    rate: f64,
+}
+
+/// The floor beside the conversation: the bare window at the mission window's size
+/// drawing `conversation.html`, one message `start` characters long growing by `per`
+/// deltas every `every_ms` (no framework, IPC or store), as one text node or (`blocks`)
+/// one block per paragraph.
+async fn conversation_floor(
+    env: &[(&str, &str)],
+    every_ms: f64,
+    per: f64,
+    start: u64,
+    blocks: bool,
+) -> Followed {
+    let data = tempfile::tempdir().unwrap();
+    let app = App::launch(options_for(data.path(), Some(bare_program()), env)).await;
+    app.client.set_window_rect(0, 0, 920, 780).await.unwrap();
+    app.client
+        .execute(
+            &format!(
+                "location.href = 'conversation.html?every={}&per={}&start={start}&blocks={}';",
+                every_ms.round(),
+                per.round().max(1.0),
+                u8::from(blocks)
+            ),
+            vec![],
+        )
+        .await
+        .unwrap();
+    app.wait_css("#conversation-floor").await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let frames = frame_intervals(&app, 3000).await;
+    let draws = async || {
+        let v = app
+            .client
+            .execute("return window.__draws();", vec![])
+            .await
+            .unwrap();
+        v.as_f64().unwrap_or(f64::NAN)
+    };
+    let (before, t0) = (draws().await, Instant::now());
+    let (cpu, halves) = web_cpu_windows(data.path(), "bare", CPU_SPAN, 2).await;
+    let rate = (draws().await - before) / t0.elapsed().as_secs_f64();
+    app.close().await;
+    Followed {
+        cpu,
+        halves,
+        frames,
+        rate,
+    }
+}
+
+/// The raw timeline at 200 events a second in the same run (the seeds' vocabulary, as
+/// [`latency_run`] measures it): the figure the conversation is held to.
+async fn timeline_reference(env: &[(&str, &str)]) -> Followed {
+    let data = tempfile::tempdir().unwrap();
+    let service = service(4000, 5);
+    let app = App::launch(remote_app(&service, data.path(), env)).await;
+    start(&app).await;
+    while count(&app).await < 300 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let frames = frame_intervals(&app, 3000).await;
+    let (n0, t0) = (count(&app).await, Instant::now());
+    let (cpu, halves) = web_cpu_windows(data.path(), "casebook-app", CPU_SPAN, 2).await;
+    let rate = (count(&app).await - n0) as f64 / t0.elapsed().as_secs_f64();
+    let streaming = status(&app).await == "running";
+    app.close().await;
+    assert!(
+        streaming,
+        "the timeline's mission ended before it was measured"
+    );
+    Followed {
+        cpu,
+        halves,
+        frames,
+        rate,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a benchmark: make bench"]
+async fn bench_conversation_cpu_and_frames_at_200_records_a_second() {
+    let _one = exclusive().await;
+    for (label, renderer) in renderers() {
+        let env = [("CASEBOOK_RENDERER", renderer)];
+        let data = tempfile::tempdir().unwrap();
+        // The shortest first turn (one search round), then its report: REPLY_DELTAS
+        // deltas of 1-20 characters into one message. 40 ms between records but deltas,
+        // which the sandbox sends 8 times as fast: 5 ms, 200 a second.
+        let deltas = REPLY_DELTAS.to_string();
+        let service = service_with("eve-b", 10, 40, &["--mission-reply-deltas", &deltas]);
+        let app = App::launch(remote_app(&service, data.path(), &env)).await;
+        start_conversation(&app).await;
+        // Into the report, and past the window's start.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while growing_chars(&app).await < 2000 {
+            assert!(
+                Instant::now() < deadline,
+                "no long message grows ({} records, {:?})",
+                records(&app).await,
+                status(&app).await
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let items_before = app.all_css("[data-testid=conversation-item]").await.len();
+        let frames = frame_intervals(&app, 3000).await;
+        let (n0, chars0, t0) = (
+            records(&app).await,
+            growing_chars(&app).await,
+            Instant::now(),
+        );
+        let (cpu, halves) = web_cpu_windows(data.path(), "casebook-app", CPU_SPAN, 2).await;
+        let rate = (records(&app).await - n0) as f64 / t0.elapsed().as_secs_f64();
+        let chars1 = growing_chars(&app).await;
+        let items_after = app.all_css("[data-testid=conversation-item]").await.len();
+        let streaming = status(&app).await == "running";
+        app.close().await;
+        drop(service);
+        assert!(streaming, "the report ended before it was measured");
+        assert!(
+            chars1 > chars0,
+            "the message did not grow ({chars0} → {chars1})"
+        );
+        assert_eq!(
+            items_before, items_after,
+            "the deltas grew one item, and added none"
+        );
+        let casebook = Followed {
+            cpu,
+            halves,
+            frames,
+            rate,
+        };
+        // The floor at the window's pace: one draw per 38 ms batch (follower.rs GATHER).
+        let (every, per) = (38.0, rate * 38.0 / 1000.0);
+        let floor_env = floor_environment(renderer);
+        let floor = conversation_floor(floor_env, every, per, chars0, true).await;
+        let one_node = conversation_floor(floor_env, every, per, chars0, false).await;
+        let timeline = timeline_reference(&env).await;
+        println!("conversation at 200 records a second, {label}:");
+        println!(
+            "  eve generation B; {rate:.0} records a second, deltas into one message (its report): it grew from {chars0} to {chars1} characters while measured, {items_after} items held"
+        );
+        println!(
+            "  web process while following: {:.0}% of a core (5 s halves {:.0}%, {:.0}%); goal <= the raw timeline's at 200 events a second, same run: {:.0}% ({:.0} events a second; halves {:.0}%, {:.0}%)",
+            casebook.cpu,
+            casebook.halves[0],
+            casebook.halves[1],
+            timeline.cpu,
+            timeline.rate,
+            timeline.halves[0],
+            timeline.halves[1]
+        );
+        println!(
+            "  floor: a bare Tauri window appending the same deltas to one message, a block per paragraph ({:.0} draws a second, {:.0} deltas each, from {chars0} characters; no framework, IPC or store): web process {:.0}% of a core (halves {:.0}%, {:.0}%); Casebook {:.2}x",
+            floor.rate,
+            per.round(),
+            floor.cpu,
+            floor.halves[0],
+            floor.halves[1],
+            casebook.cpu / floor.cpu
+        );
+        println!(
+            "  the same bare window with the message one text node: web process {:.0}% of a core (halves {:.0}%, {:.0}%)",
+            one_node.cpu, one_node.halves[0], one_node.halves[1]
+        );
+        println!(
+            "  frame interval while following: Casebook {}; the bare window {} (one text node: {}); the raw timeline {}",
+            frames_text(&casebook.frames),
+            frames_text(&floor.frames),
+            frames_text(&one_node.frames),
+            frames_text(&timeline.frames)
+        );
+    }
+}
+
+/// An eve mission streamed to the end of its turn in a fresh app left on the
+/// conversation: the app's and its window's PSS as streaming ended and once idle, the
+/// seconds it took, the web process's highest PSS meanwhile, and the open app.
+struct Streamed {
+    app: App,
+    data: tempfile::TempDir,
+    service: Service,
+    records: u64,
+    at_end: (f64, f64, f64),
+    settled: (f64, f64, f64),
+    took: f64,
+    peak: f64,
+}
+
+/// Runs an eve mission of about `events` records, 1 ms apart, to the end of its turn.
+async fn conversation_of(events: u64, renderer: &str) -> Streamed {
+    let data = tempfile::tempdir().unwrap();
+    let service = service_with("eve-b", events, 1, &[]);
+    let app = App::launch(remote_app(
+        &service,
+        data.path(),
+        &[("CASEBOOK_RENDERER", renderer)],
+    ))
+    .await;
+    start_conversation(&app).await;
+    let started = Instant::now();
+    let streaming = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let sampler = tokio::spawn({
+        let (dir, streaming) = (data.path().to_path_buf(), streaming.clone());
+        async move {
+            let mut peak = 0.0f64;
+            while streaming.load(std::sync::atomic::Ordering::Relaxed) {
+                let (_, children) = processes(&dir, "casebook-app");
+                peak = peak.max(newest_web_process(&children).map_or(0.0, pss_mb));
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+            peak
+        }
+    });
+    wait_turn_ended(&app, 15).await;
+    let took = started.elapsed().as_secs_f64();
+    streaming.store(false, std::sync::atomic::Ordering::Relaxed);
+    let peak = sampler.await.unwrap();
+    let at_end = idle_pss(data.path(), "casebook-app", Duration::from_secs(1)).await;
+    let settled = idle_pss(data.path(), "casebook-app", memory_settle()).await;
+    let records = records(&app).await;
+    Streamed {
+        app,
+        data,
+        service,
+        records,
+        at_end,
+        settled,
+        took,
+        peak,
+    }
+}
+
+/// PSS once idle of the app started again on `data`, the stored mission of `records`
+/// opened from the missions list on its conversation: what the window holds for the
+/// mission's length alone.
+async fn reopened_conversation_pss(
+    service: &Service,
+    data: &Path,
+    renderer: &str,
+    records_n: u64,
+) -> (f64, f64, f64) {
+    let app = App::launch(remote_app(
+        service,
+        data,
+        &[("CASEBOOK_RENDERER", renderer)],
+    ))
+    .await;
+    app.click("nav-missions").await;
+    let main = app.client.window().await.unwrap();
+    let row = app.testid("mission-row").await;
+    app.press(&row, "the mission row").await;
+    switch_to_mission_window(&app, &main).await;
+    app.wait_css("[data-testid=conversation-item]").await;
+    app.until("the stored mission", || async {
+        records(&app).await >= records_n && status(&app).await == "waiting"
+    })
+    .await;
+    let pss = idle_pss(data, "casebook-app", Duration::from_secs(3)).await;
+    app.close().await;
+    pss
+}
+
+/// Milliseconds from typing `text` in the conversation's search box until the count of
+/// matching items shows (the 150 ms typing pause not counted), and the count.
+async fn conversation_search_ms(app: &App, text: &str) -> (f64, u64) {
+    let v = app
+        .client
+        .execute_async(
+            "const [text, done] = [arguments[0], arguments[arguments.length - 1]];
+             const input = document.querySelector('[data-testid=conversation-search]');
+             const hits = () => document.querySelector('[data-testid=conversation-hits]');
+             const type = (v) => { input.value = v; input.dispatchEvent(new Event('input', { bubbles: true })); };
+             type('');
+             const go = () => {
+               if (hits()) return setTimeout(go, 1);
+               const t0 = performance.now();
+               type(text);
+               const check = () => {
+                 const h = hits();
+                 if (h) done([performance.now() - t0 - 150, Number(h.dataset.total)]);
+                 else if (performance.now() - t0 > 10000) done([NaN, -1]);
+                 else setTimeout(check, 1);
+               };
+               check();
+             };
+             go();",
+            vec![text.into()],
+        )
+        .await
+        .unwrap();
+    (
+        v[0].as_f64().unwrap_or(f64::NAN),
+        v[1].as_u64().unwrap_or(0),
+    )
+}
+
+/// Words a research mission's conversation holds, more and less often.
+const SEARCH_WORDS: [&str; 5] = ["systematic review", "cohort", "heat", "who.int", "Findings"];
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "a benchmark: make bench"]
+async fn bench_conversation_memory_and_search_at_50k_records() {
+    let _one = exclusive().await;
+    for (label, renderer) in renderers() {
+        let small = conversation_of(100, renderer).await;
+        small.app.close().await;
+        let small_again =
+            reopened_conversation_pss(&small.service, small.data.path(), renderer, small.records)
+                .await;
+        let long = std::env::var("CASEBOOK_BENCH_LONG").map_or(50_000, |v| v.parse().unwrap());
+        let large = conversation_of(long, renderer).await;
+        let n = large.records;
+        let held = large
+            .app
+            .all_css("[data-testid=conversation-item]")
+            .await
+            .len();
+        let mut searches = Vec::new();
+        let mut matched = String::new();
+        for word in SEARCH_WORDS {
+            let (ms, total) = conversation_search_ms(&large.app, word).await;
+            searches.push(ms);
+            matched.push_str(&format!(" {word:?}: {total} items;"));
+        }
+        searches.sort_by(f64::total_cmp);
+        large.app.close().await;
+        let (rust, items) = rust_search_ms(large.data.path()).await;
+        let large_again =
+            reopened_conversation_pss(&large.service, large.data.path(), renderer, n).await;
+        println!("conversation memory and search, {label}:");
+        println!(
+            "  eve generation B: {n} records streamed in {:.0} s, {items} conversation items, {held} in the DOM",
+            large.took
+        );
+        println!(
+            "  streamed, as streaming ended: web process {:.0} MB at {} records, {:.0} MB at {n} ({:.2}x, goal <= 1.1); casebook-app {:.0} / {:.0} MB ({:.2}x)",
+            small.at_end.1,
+            small.records,
+            large.at_end.1,
+            large.at_end.1 / small.at_end.1,
+            small.at_end.0,
+            large.at_end.0,
+            large.at_end.0 / small.at_end.0
+        );
+        println!(
+            "  streamed, {:.0} s later (past two of WebKit's memory checks): web process {:.0} MB at {} records, {:.0} MB at {n} ({:.2}x, goal <= 1.1); casebook-app {:.0} / {:.0} MB ({:.2}x)",
+            memory_settle().as_secs_f64(),
+            small.settled.1,
+            small.records,
+            large.settled.1,
+            large.settled.1 / small.settled.1,
+            small.settled.0,
+            large.settled.0,
+            large.settled.0 / small.settled.0
+        );
+        println!(
+            "  while the {n} records streamed, the web process peaked at {:.0} MB ({:.2}x the window at {} records)",
+            large.peak,
+            large.peak / small.settled.1,
+            small.records
+        );
+        println!(
+            "  opened afresh (the app started again, the mission opened from the list): web process {:.0} MB at {} records, {:.0} MB at {n} ({:.2}x, goal <= 1.1); casebook-app {:.0} / {:.0} MB ({:.2}x)",
+            small_again.1,
+            small.records,
+            large_again.1,
+            large_again.1 / small_again.1,
+            small_again.0,
+            large_again.0,
+            large_again.0 / small_again.0
+        );
+        println!(
+            "  search over the assembled text, typed to the count shown: median {:.0} ms, max {:.0} ms (goal < 100);{matched}",
+            percentile(&searches, 0.5),
+            searches.last().copied().unwrap_or(f64::NAN)
+        );
+        println!(
+            "  the same searches in Rust alone (MissionStore::search_conversation on the stored database): median {:.1} ms, max {:.1} ms",
+            percentile(&rust, 0.5),
+            rust.last().copied().unwrap_or(f64::NAN)
+        );
+        assert!(n >= long - long / 50, "{n} records");
+        assert!(held <= 300, "the window holds at most 300 items ({held})");
+    }
+}
+
+/// The searches of [`SEARCH_WORDS`] in Rust alone, three times each on the stored
+/// database (`MissionStore::search_conversation`, as the window's search calls it):
+/// milliseconds, sorted; and how many items the conversation has.
+async fn rust_search_ms(data: &Path) -> (Vec<f64>, u32) {
+    let store = MissionStore::open(&data.join("casebook.db")).unwrap();
+    let id = store.list().await.unwrap()[0].session_id.clone();
+    let items = store.conversation_tail(&id, 1).await.unwrap().facts.items;
+    let mut out = Vec::new();
+    for _ in 0..3 {
+        for word in SEARCH_WORDS {
+            let t = Instant::now();
+            store.search_conversation(&id, word, 200).await.unwrap();
+            out.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+    }
+    out.sort_by(f64::total_cmp);
+    (out, items)
 }
