@@ -393,7 +393,12 @@ impl Casebook {
             .await?;
         self.follower.finished(session_id).await;
         let record = self.store.require(session_id).await?;
-        self.follower.resume(&record, Ok(client));
+        // A watcher still reading the last turn when this was sent may have followed the
+        // new turn to its end too (one stream): then there is nothing left to follow, and a
+        // new watcher would wait on a session that waits for the person.
+        if record.status == MissionStatus::Running {
+            self.follower.resume(&record, Ok(client));
+        }
         Ok(delivered)
     }
 
