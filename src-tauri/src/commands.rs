@@ -173,15 +173,25 @@ pub async fn open_mission<R: Runtime>(
     windows::open_mission(&app, &core.mission(&session_id).await?)
 }
 
-/// Streams a mission to the calling window: what is stored, then what arrives.
+/// Streams a mission to the calling window: what is stored, then what arrives. The new
+/// records themselves only with `records` (the raw records view): a window reading the
+/// conversation gets what they change, and at 50,000 records each record passed on
+/// anyway left its web process holding more memory for it.
 #[tauri::command]
 pub async fn watch_mission<R: Runtime>(
     window: tauri::Window<R>,
     core: Core<'_>,
     session_id: String,
+    records: Option<bool>,
     on_event: Channel<MissionUpdate>,
 ) -> Result<(), Error> {
-    let sink = Box::new(move |u| on_event.send(u).is_ok());
+    let records = records.unwrap_or(true);
+    let sink = Box::new(move |u: MissionUpdate| {
+        if !records && matches!(u, MissionUpdate::Events { .. }) {
+            return true;
+        }
+        on_event.send(u).is_ok()
+    });
     core.watch(&session_id, window.label(), sink, false).await
 }
 

@@ -78,8 +78,9 @@ export const api = {
   startMission: (spec: MissionSpec) => invoke<MissionRecord>("start_mission", { spec }),
   listMissions: () => invoke<MissionRecord[]>("list_missions"),
   openMission: (sessionId: string) => invoke<void>("open_mission", { sessionId }),
-  watchMission: (sessionId: string, onEvent: Channel<MissionUpdate>) =>
-    invoke<void>("watch_mission", { sessionId, onEvent }),
+  /** `records`: the new records too (the raw records view), not only what they change. */
+  watchMission: (sessionId: string, onEvent: Channel<MissionUpdate>, records: boolean) =>
+    invoke<void>("watch_mission", { sessionId, onEvent, records }),
   /** A page of the events that pass `filter`; `offset` null: the page(s) at the end. */
   missionEvents: (sessionId: string, filter: EventFilter, offset: number | null, limit: number) =>
     invoke<EventPage>("mission_events", { sessionId, filter, offset, limit }),

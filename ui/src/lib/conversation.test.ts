@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ConversationChanges, Item } from "./bindings";
-import { ItemWindow, MAX_HELD, sourceName } from "./conversation";
+import { FOLLOW_HELD, ItemWindow, MAX_HELD, PAGE, paragraphs, sourceName } from "./conversation";
 
 const item = (index: number, text = `item ${index}`): Item => ({
   index,
@@ -35,13 +35,23 @@ describe("ItemWindow", () => {
     expect(w.facts.items).toBe(6);
   });
 
-  it("keeps at most MAX_HELD items, trimming the oldest while following", () => {
+  it("keeps the newest FOLLOW_HELD items while following, trimming the oldest", () => {
     const w = new ItemWindow();
     w.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 0 }, sources: [] });
     for (let i = 0; i < MAX_HELD + 50; i++) w.patch(changes([item(i)], i + 1), true);
+    expect(w.items.length).toBe(FOLLOW_HELD);
+    expect(w.offset).toBe(MAX_HELD + 50 - FOLLOW_HELD);
+    expect(w.items[0]!.index).toBe(MAX_HELD + 50 - FOLLOW_HELD);
+    expect(w.items.at(-1)!.index).toBe(MAX_HELD + 49);
+  });
+
+  it("keeps what was paged back while the reader is not following", () => {
+    const w = new ItemWindow();
+    const held = Array.from({ length: MAX_HELD - 1 }, (_, i) => item(i));
+    w.reset({ offset: 0, items: held, facts: { records: 0, items: MAX_HELD - 1, sources: 0 }, sources: [] });
+    w.patch(changes([item(MAX_HELD - 1)], MAX_HELD), false);
     expect(w.items.length).toBe(MAX_HELD);
-    expect(w.offset).toBe(50);
-    expect(w.items[0]!.index).toBe(50);
+    expect(w.offset).toBe(0);
   });
 
   it("pages back by item and drops the newest past the limit", () => {
@@ -54,6 +64,21 @@ describe("ItemWindow", () => {
     expect(w.items.length).toBe(MAX_HELD);
     expect(w.items.at(-1)!.index).toBe(900 + MAX_HELD - 1);
     expect(w.atEnd).toBe(false);
+  });
+
+  it("holds at most a page of sources while following, as when opened afresh", () => {
+    const w = new ItemWindow();
+    w.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 0 }, sources: [] });
+    const src = (n: number) => ({ url: `https://s/${n}`, item: 0 });
+    w.patch({ items: [], sources: Array.from({ length: PAGE - 1 }, (_, i) => src(i)), facts: { records: 0, items: 0, sources: PAGE - 1 } }, true);
+    w.patch({ items: [], sources: [src(PAGE - 1), src(PAGE)], facts: { records: 0, items: 0, sources: PAGE + 1 } }, true);
+    expect(w.sources.length).toBe(PAGE);
+    expect(w.sources.at(-1)!.url).toBe(`https://s/${PAGE - 1}`);
+    w.patch({ items: [], sources: [src(PAGE + 1)], facts: { records: 0, items: 0, sources: PAGE + 2 } }, true);
+    expect(w.sources.length).toBe(PAGE);
+    // Paged in when asked, in order.
+    expect(w.moreSources([src(PAGE), src(PAGE + 1)])).toBe(true);
+    expect(w.sources.length).toBe(PAGE + 2);
   });
 
   it("appends sources only when it holds every earlier one", () => {
@@ -70,5 +95,25 @@ describe("ItemWindow", () => {
   it("names a source by its title, else its host and path", () => {
     expect(sourceName({ url: "https://who.int/heat", title: "WHO", item: 0 })).toBe("WHO");
     expect(sourceName({ url: "https://who.int/heat", item: 0 })).toBe("who.int/heat");
+  });
+});
+
+describe("paragraphs", () => {
+  it("cuts after each blank line, each part keeping it, so the parts join to the text", () => {
+    expect(paragraphs("")).toEqual([""]);
+    expect(paragraphs("one line")).toEqual(["one line"]);
+    expect(paragraphs("# Title\n\nA finding.\nMore.\n\n- a\n- b")).toEqual(["# Title\n\n", "A finding.\nMore.\n\n", "- a\n- b"]);
+    expect(paragraphs("ends\n\n")).toEqual(["ends\n\n"]);
+    for (const text of ["a\n\n\nb", "\n\n\n\n", "x\n\ny\n\n\n\nz ✅", "é\n"]) {
+      expect(paragraphs(text).join("")).toBe(text);
+      expect(paragraphs(text).every((p, i, all) => p !== "" || all.length === 1)).toBe(true);
+    }
+  });
+
+  it("leaves every paragraph but the last as it was when text is appended", () => {
+    const before = paragraphs("First.\n\nSecond, gr");
+    const after = paragraphs("First.\n\nSecond, growing.\n\nThird");
+    expect(after[0]).toBe(before[0]);
+    expect(after.length).toBe(3);
   });
 });

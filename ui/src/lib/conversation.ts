@@ -7,6 +7,10 @@ import type { ConversationChanges, ConversationFacts, ConversationPage, Item, So
 export const MAX_HELD = 300;
 /** Items per page read from Rust. */
 export const PAGE = 100;
+/** The most items held while following the end: a page, as a mission opened afresh holds.
+ *  Scrolling back pages older ones in (up to MAX_HELD). At 50,000 records, following with
+ *  MAX_HELD items (3,500 elements) left the web process at 1.4x a short mission's. */
+export const FOLLOW_HELD = PAGE;
 
 export class ItemWindow {
   offset = 0;
@@ -42,18 +46,24 @@ export class ItemWindow {
         touched = true;
       }
     }
-    // Sources arrive in order: appended only when every earlier one is held.
+    // Sources arrive in order: appended only when every earlier one is held, and only
+    // up to a page, as a mission opened afresh holds them (more are paged in when asked):
+    // a long mission's thousands of sources each in the list cost the window as much
+    // memory again as the rest of it.
     if (this.sources.length === this.facts.sources) {
-      for (const s of changes.sources) this.sources.push(s);
+      for (const s of changes.sources) {
+        if (this.sources.length >= PAGE) break;
+        this.sources.push(s);
+      }
     }
     this.facts = changes.facts;
-    if (follow) this.trimFront();
+    if (follow) this.trimFront(FOLLOW_HELD);
     return touched;
   }
 
-  /** Drops the oldest items past MAX_HELD (while following the end). */
-  trimFront() {
-    const extra = this.items.length - MAX_HELD;
+  /** Drops the oldest items past `limit` (while following the end). */
+  trimFront(limit = MAX_HELD) {
+    const extra = this.items.length - limit;
     if (extra > 0) {
       this.items.splice(0, extra);
       this.offset += extra;
@@ -100,4 +110,21 @@ export function sourceName(s: Source): string {
 /** `0.875` → `$0.88`. */
 export function usd(v: number): string {
   return `$${(Math.round(v * 100) / 100).toFixed(2)}`;
+}
+
+/** A message cut after each blank line ("\n\n"), each part keeping its own: joined, they
+ *  are the text again. A message that streams is drawn a block per part, so a delta
+ *  lays out only the last paragraph, not the whole message again (a 20,000-character
+ *  reply as one text node cost the web process a third of a core at 200 deltas a second). */
+export function paragraphs(text: string): string[] {
+  const out: string[] = [];
+  let from = 0;
+  for (;;) {
+    const at = text.indexOf("\n\n", from);
+    if (at < 0) break;
+    out.push(text.slice(from, at + 2));
+    from = at + 2;
+  }
+  if (from < text.length || out.length === 0) out.push(text.slice(from));
+  return out;
 }
