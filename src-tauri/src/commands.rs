@@ -173,10 +173,8 @@ pub async fn open_mission<R: Runtime>(
     windows::open_mission(&app, &core.mission(&session_id).await?)
 }
 
-/// Streams a mission to the calling window: what is stored, then what arrives. The new
-/// records themselves only with `records` (the raw records view): a window reading the
-/// conversation gets what they change, and at 50,000 records each record passed on
-/// anyway left its web process holding more memory for it.
+/// Streams a mission to the calling window: what is stored, then what arrives (the records
+/// themselves only with `records`, the raw view).
 #[tauri::command]
 pub async fn watch_mission<R: Runtime>(
     window: tauri::Window<R>,
@@ -185,14 +183,9 @@ pub async fn watch_mission<R: Runtime>(
     records: Option<bool>,
     on_event: Channel<MissionUpdate>,
 ) -> Result<(), Error> {
-    let records = records.unwrap_or(true);
-    let sink = Box::new(move |u: MissionUpdate| {
-        if !records && matches!(u, MissionUpdate::Events { .. }) {
-            return true;
-        }
-        on_event.send(u).is_ok()
-    });
-    core.watch(&session_id, window.label(), sink, false).await
+    let sink = Box::new(move |u| on_event.send(u).is_ok());
+    core.watch_window(&session_id, window.label(), sink, records.unwrap_or(true))
+        .await
 }
 
 /// A page of the timeline: the window holds only what it shows.

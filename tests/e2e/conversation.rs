@@ -4,27 +4,12 @@
 //! renders and saves, search finds the assembled text, questions are answered by their
 //! options and replies start new turns, and axe-core finds nothing to fix.
 
-use crate::missions::switch_to_mission_window;
+use crate::missions::{switch_to_mission_window, until_for};
 use casebook_core::missions::conversation::ItemKind;
 use casebook_core::missions::store::MissionStore;
 use casebook_e2e::{App, AppOptions, exclusive};
 use fantoccini::Locator;
 use std::time::{Duration, Instant};
-
-async fn until_for<F, Fut>(secs: u64, what: &str, mut f: F)
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = bool>,
-{
-    let deadline = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if f().await {
-            return;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 async fn status_text(app: &App) -> String {
     app.text("mission-status").await.trim().to_owned()

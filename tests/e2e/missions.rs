@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 const OBJECTIVE: &str = "How does urban heat exposure affect hospital admissions?";
 
 /// Polls `f` every 100 ms until it is true, or panics with `what` after `secs`.
-async fn until_for<F, Fut>(secs: u64, what: &str, mut f: F)
+pub(crate) async fn until_for<F, Fut>(secs: u64, what: &str, mut f: F)
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = bool>,

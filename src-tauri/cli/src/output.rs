@@ -3,8 +3,9 @@
 use casebook_core::account::AccountView;
 use casebook_core::citations::client::{Preview, PreviewSource};
 use casebook_core::citations::jobs::Cited;
+use casebook_core::missions::cards::dollars;
 use casebook_core::missions::client::Delivered;
-use casebook_core::missions::conversation::{Conversation, ItemKind, usd};
+use casebook_core::missions::conversation::{Conversation, ItemKind};
 use casebook_core::missions::store::{MissionRecord, StoredEvent};
 use casebook_core::missions::transcript::rfc3339;
 use casebook_core::net::http::Progress;
@@ -298,8 +299,8 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
     if let Some(spent) = facts.spent_usd {
         println!(
             "spent {} of {}",
-            usd(spent),
-            usd(record.budget_cents as f64 / 100.0)
+            dollars(spent),
+            dollars(record.budget_cents as f64 / 100.0)
         );
     }
     for item in &conv.items {

@@ -15,7 +15,7 @@ use crate::keys::{KeyStatus, KeyStore, Service, SessionCookie, SessionSource};
 use crate::missions::client::{CancelAck, Delivered, FollowUp, InvestigationClient, MissionSpec};
 use crate::missions::conversation::{Conversation, ConversationSummary, Source};
 use crate::missions::conversation_store::{ConversationHits, ConversationPage};
-use crate::missions::follower::{Follower, Observer, Sink};
+use crate::missions::follower::{Follower, MissionUpdate, Observer, Sink};
 use crate::missions::store::{
     EventFilter, EventPage, KindCount, MissionRecord, MissionStatus, MissionStore,
 };
@@ -491,6 +491,25 @@ impl Casebook {
 
     pub async fn mission(&self, session_id: &str) -> Result<MissionRecord> {
         self.store.require(session_id).await
+    }
+
+    /// A mission window's subscription: the mission, its conversation's newest items, then
+    /// what each batch of records changes; the records themselves only with `records` (the
+    /// raw view): at 50,000 records each one passed on anyway left the web process holding
+    /// more memory for it.
+    pub async fn watch_window(
+        self: &Arc<Self>,
+        session_id: &str,
+        label: &str,
+        sink: Sink,
+        records: bool,
+    ) -> Result<()> {
+        let sink: Sink = if records {
+            sink
+        } else {
+            Box::new(move |u| matches!(u, MissionUpdate::Events { .. }) || sink(u))
+        };
+        self.watch(session_id, label, sink, false).await
     }
 
     /// Sends the mission's history to `sink`, then every new event while it is followed.

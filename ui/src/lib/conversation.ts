@@ -107,11 +107,6 @@ export function sourceName(s: Source): string {
   }
 }
 
-/** `0.875` → `$0.88`. */
-export function usd(v: number): string {
-  return `$${(Math.round(v * 100) / 100).toFixed(2)}`;
-}
-
 /** A message cut after each blank line ("\n\n"), each part keeping its own: joined, they
  *  are the text again. A message that streams is drawn a block per part, so a delta
  *  lays out only the last paragraph, not the whole message again (a 20,000-character

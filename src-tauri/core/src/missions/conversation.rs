@@ -20,7 +20,7 @@
 //! vocabulary (`plan`, `search.query`, `source.found`, `report.final`, …) becomes the same
 //! kinds of item, so every server reads as a conversation.
 
-use crate::missions::client::{MissionEvent, format_usd};
+use crate::missions::client::MissionEvent;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeSet, HashMap};
@@ -1383,9 +1383,4 @@ fn request_of(r: &Value, id: Option<&Value>) -> Option<PendingRequest> {
         outcome: None,
         answer: None,
     })
-}
-
-/// `1.5` → `"$1.50"`.
-pub fn usd(v: f64) -> String {
-    format!("${}", format_usd((v * 100.0).round().max(0.0) as u64))
 }

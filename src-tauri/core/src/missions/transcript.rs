@@ -3,8 +3,9 @@
 //! know keep their raw JSON, so nothing the service sent is lost from an export.
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::missions::cards::dollars;
 use crate::missions::client::format_usd;
-use crate::missions::conversation::{Conversation, ItemKind, usd};
+use crate::missions::conversation::{Conversation, ItemKind};
 use crate::missions::store::{MissionRecord, MissionStore, StoredEvent};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -77,7 +78,7 @@ fn conversation_markdown(out: &mut String, c: &Conversation) {
     }
     let _ = writeln!(out, "## Conversation\n");
     if let Some(spent) = c.spent_usd() {
-        let _ = writeln!(out, "Spent {}.\n", usd(spent));
+        let _ = writeln!(out, "Spent {}.\n", dollars(spent));
     }
     for item in &c.items {
         match item.kind {
