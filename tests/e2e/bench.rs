@@ -40,6 +40,15 @@ fn pss_mb(pid: u32) -> f64 {
     proc_mb(&format!("/proc/{pid}/smaps_rollup"), "Pss:")
 }
 
+/// The anonymous part of the newest web process's PSS under `data`: its heaps and the
+/// pages of its libraries it wrote to, without the library and font files it reads.
+fn web_anon_mb(data: &Path, program: &str) -> f64 {
+    let (_, children) = processes(data, program);
+    newest_web_process(&children).map_or(0.0, |p| {
+        proc_mb(&format!("/proc/{p}/smaps_rollup"), "Pss_Anon:")
+    })
+}
+
 /// The kB figure after `key` in a /proc file, in MB; 0 for a process that has gone.
 fn proc_mb(path: &str, key: &str) -> f64 {
     std::fs::read_to_string(path)
@@ -1346,6 +1355,8 @@ struct Streamed {
     dom: (u64, u64),
     at_end: (f64, f64, f64),
     settled: (f64, f64, f64),
+    /// The web process's anonymous PSS at `settled`.
+    settled_anon: f64,
     took: f64,
     peak: f64,
 }
@@ -1396,6 +1407,7 @@ async fn conversation_of(want: u64, renderer: &str) -> Streamed {
         .unwrap();
     let dom = (dom[0].as_u64().unwrap_or(0), dom[1].as_u64().unwrap_or(0));
     let settled = idle_pss(data.path(), "casebook-app", memory_settle()).await;
+    let settled_anon = web_anon_mb(data.path(), "casebook-app");
     let records = records(&app).await;
     Streamed {
         app,
@@ -1405,6 +1417,7 @@ async fn conversation_of(want: u64, renderer: &str) -> Streamed {
         dom,
         at_end,
         settled,
+        settled_anon,
         took,
         peak,
     }
@@ -1418,7 +1431,7 @@ async fn reopened_conversation_pss(
     data: &Path,
     renderer: &str,
     records_n: u64,
-) -> (f64, f64, f64) {
+) -> ((f64, f64, f64), f64) {
     let app = App::launch(remote_app(
         service,
         data,
@@ -1436,8 +1449,9 @@ async fn reopened_conversation_pss(
     })
     .await;
     let pss = idle_pss(data, "casebook-app", Duration::from_secs(3)).await;
+    let anon = web_anon_mb(data, "casebook-app");
     app.close().await;
-    pss
+    (pss, anon)
 }
 
 /// Milliseconds from typing `text` in the conversation's search box until the count of
@@ -1484,7 +1498,7 @@ async fn bench_conversation_memory_and_search_at_50k_records() {
     for (label, renderer) in renderers() {
         let small = conversation_of(100, renderer).await;
         small.app.close().await;
-        let small_again =
+        let (small_again, small_again_anon) =
             reopened_conversation_pss(&small.service, small.data.path(), renderer, small.records)
                 .await;
         let long = std::env::var("CASEBOOK_BENCH_LONG").map_or(50_000, |v| v.parse().unwrap());
@@ -1506,7 +1520,7 @@ async fn bench_conversation_memory_and_search_at_50k_records() {
         searches.sort_by(f64::total_cmp);
         large.app.close().await;
         let (rust, items) = rust_search_ms(large.data.path()).await;
-        let large_again =
+        let (large_again, large_again_anon) =
             reopened_conversation_pss(&large.service, large.data.path(), renderer, n).await;
         println!("conversation memory and search, {label}:");
         println!(
@@ -1537,6 +1551,14 @@ async fn bench_conversation_memory_and_search_at_50k_records() {
             small.settled.0,
             large.settled.0,
             large.settled.0 / small.settled.0
+        );
+        println!(
+            "  of which anonymous (its heaps; the rest is library and font files): {:.1} MB at {} records, {:.1} MB at {n} streamed and settled, {:.1} / {:.1} MB opened afresh",
+            small.settled_anon,
+            small.records,
+            large.settled_anon,
+            small_again_anon,
+            large_again_anon
         );
         println!(
             "  while the {n} records streamed, the web process peaked at {:.0} MB ({:.2}x the window at {} records)",
