@@ -11,7 +11,7 @@
 //! put in the DOM (`window.__casebookLatency`). Memory: PSS from /proc, so pages the
 //! processes share are counted once between them.
 
-use crate::missions::{open_raw_records, switch_to_mission_window};
+use crate::missions::{open_raw_records, start_in_window, switch_to_mission_window};
 use casebook_core::desktop::renderer::SOFTWARE_ENVIRONMENT;
 use casebook_core::missions::store::MissionStore;
 use casebook_e2e::{App, AppOptions, bare_binary, exclusive, processes, root};
@@ -201,19 +201,7 @@ async fn count(app: &App) -> u64 {
 
 /// Starts a mission from the composer and switches WebDriver to its window.
 async fn start(app: &App) {
-    app.click("nav-missions").await;
-    app.testid("mission-objective")
-        .await
-        .send_keys(OBJECTIVE)
-        .await
-        .unwrap();
-    let main = app.client.window().await.unwrap();
-    app.until("a preview", || async {
-        !app.text("mission-preview").await.is_empty()
-    })
-    .await;
-    app.click("mission-start").await;
-    switch_to_mission_window(app, &main).await;
+    start_in_window(app, OBJECTIVE).await;
     open_raw_records(app).await;
 }
 
@@ -658,6 +646,22 @@ fn memory_settle() -> Duration {
     )
 }
 
+/// Runs `work`, reading the newest web process's PSS under `data` each second meanwhile
+/// (a mission window's, while its mission streams): what `work` returns, and the highest
+/// PSS read.
+async fn peak_web_pss<T>(data: &Path, work: impl std::future::Future<Output = T>) -> (T, f64) {
+    let mut work = std::pin::pin!(work);
+    let mut peak = 0.0f64;
+    loop {
+        let (_, children) = processes(data, "casebook-app");
+        peak = peak.max(newest_web_process(&children).map_or(0.0, pss_mb));
+        tokio::select! {
+            out = &mut work => return (out, peak),
+            () = tokio::time::sleep(Duration::from_secs(1)) => {}
+        }
+    }
+}
+
 /// Runs a mission of `events` at 1 ms apart to its end, in a fresh app against a service
 /// started apart from it: the app and its web process's PSS once idle, the seconds the
 /// mission took, the web process's highest PSS while it streamed, and the open app for
@@ -676,37 +680,15 @@ async fn mission_of(
     .await;
     start(&app).await;
     let started = Instant::now();
-    // The mission window's web process, read each second while the mission streams.
-    let streaming = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let sampler = tokio::spawn({
-        let (dir, streaming) = (data.path().to_path_buf(), streaming.clone());
-        async move {
-            let mut peak = 0.0f64;
-            while streaming.load(std::sync::atomic::Ordering::Relaxed) {
-                let (_, children) = processes(&dir, "casebook-app");
-                peak = peak.max(newest_web_process(&children).map_or(0.0, pss_mb));
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-            peak
-        }
-    });
-    wait_complete(&app, 15).await;
+    let ((), peak) = peak_web_pss(data.path(), wait_complete(&app, 15)).await;
     let took = started.elapsed().as_secs_f64();
-    streaming.store(false, std::sync::atomic::Ordering::Relaxed);
-    let peak = sampler.await.unwrap();
     let pss = idle_pss(data.path(), "casebook-app", memory_settle()).await;
     (app, data, pss, took, peak, service)
 }
 
-/// PSS once idle of the app started again on `data`, with the stored mission of `events`
-/// opened from the list: a window that reads the mission from SQLite and has streamed
-/// nothing, so its figure is what the window holds for the mission's length alone.
-async fn reopened_pss(
-    service: &Service,
-    data: &Path,
-    renderer: &str,
-    events: u64,
-) -> (f64, f64, f64) {
+/// The app started again on `data`, its one stored mission opened from the missions list,
+/// WebDriver on the mission's window.
+async fn open_stored_mission(service: &Service, data: &Path, renderer: &str) -> App {
     let app = App::launch(remote_app(
         service,
         data,
@@ -718,6 +700,19 @@ async fn reopened_pss(
     let row = app.testid("mission-row").await;
     app.press(&row, "the mission row").await;
     switch_to_mission_window(&app, &main).await;
+    app
+}
+
+/// PSS once idle of the app started again on `data`, with the stored mission of `events`
+/// opened from the list: a window that reads the mission from SQLite and has streamed
+/// nothing, so its figure is what the window holds for the mission's length alone.
+async fn reopened_pss(
+    service: &Service,
+    data: &Path,
+    renderer: &str,
+    events: u64,
+) -> (f64, f64, f64) {
+    let app = open_stored_mission(service, data, renderer).await;
     open_raw_records(&app).await;
     app.until("the stored mission", || async {
         status(&app).await == "complete" && count(&app).await >= events
@@ -1378,23 +1373,8 @@ async fn conversation_of(want: u64, renderer: &str) -> Streamed {
     .await;
     start_conversation(&app).await;
     let started = Instant::now();
-    let streaming = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let sampler = tokio::spawn({
-        let (dir, streaming) = (data.path().to_path_buf(), streaming.clone());
-        async move {
-            let mut peak = 0.0f64;
-            while streaming.load(std::sync::atomic::Ordering::Relaxed) {
-                let (_, children) = processes(&dir, "casebook-app");
-                peak = peak.max(newest_web_process(&children).map_or(0.0, pss_mb));
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-            peak
-        }
-    });
-    wait_turn_ended(&app, 15).await;
+    let ((), peak) = peak_web_pss(data.path(), wait_turn_ended(&app, 15)).await;
     let took = started.elapsed().as_secs_f64();
-    streaming.store(false, std::sync::atomic::Ordering::Relaxed);
-    let peak = sampler.await.unwrap();
     let at_end = idle_pss(data.path(), "casebook-app", Duration::from_secs(1)).await;
     let dom = app
         .client
@@ -1432,17 +1412,7 @@ async fn reopened_conversation_pss(
     renderer: &str,
     records_n: u64,
 ) -> ((f64, f64, f64), f64) {
-    let app = App::launch(remote_app(
-        service,
-        data,
-        &[("CASEBOOK_RENDERER", renderer)],
-    ))
-    .await;
-    app.click("nav-missions").await;
-    let main = app.client.window().await.unwrap();
-    let row = app.testid("mission-row").await;
-    app.press(&row, "the mission row").await;
-    switch_to_mission_window(&app, &main).await;
+    let app = open_stored_mission(service, data, renderer).await;
     app.wait_css("[data-testid=conversation-item]").await;
     app.until("the stored mission", || async {
         records(&app).await >= records_n && status(&app).await == "waiting"

@@ -4,7 +4,7 @@
 //! renders and saves, search finds the assembled text, questions are answered by their
 //! options and replies start new turns, and axe-core finds nothing to fix.
 
-use crate::missions::{switch_to_mission_window, until_for};
+use crate::missions::{start_in_window, until_for};
 use casebook_core::missions::conversation::ItemKind;
 use casebook_core::missions::store::MissionStore;
 use casebook_e2e::{App, AppOptions, exclusive};
@@ -48,22 +48,6 @@ async fn wait_status(app: &App, want: &str, secs: u64, context: &str) {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-async fn start(app: &App, objective: &str) {
-    app.click("nav-missions").await;
-    app.testid("mission-objective")
-        .await
-        .send_keys(objective)
-        .await
-        .unwrap();
-    app.until("a preview", || async {
-        !app.text("mission-preview").await.is_empty()
-    })
-    .await;
-    let main = app.client.window().await.unwrap();
-    app.click("mission-start").await;
-    switch_to_mission_window(app, &main).await;
 }
 
 /// Records, from inside the page, every text the status line showed and every length
@@ -134,7 +118,7 @@ async fn a_mission_reads_as_a_conversation_with_steps_sources_and_its_report() {
         ..Default::default()
     })
     .await;
-    start(
+    start_in_window(
         &app,
         "How does urban heat exposure affect hospital admissions?",
     )
@@ -345,7 +329,7 @@ async fn each_eve_generation_asks_is_answered_and_takes_a_reply_in_the_window() 
         crate::missions::sandbox_faults(&base, serde_json::json!({"missionProtocol": generation}))
             .await;
         app.client.switch_to_window(main.clone()).await.unwrap();
-        start(
+        start_in_window(
             &app,
             &format!("An ambiguous question ({generation}): does heat raise admissions?"),
         )

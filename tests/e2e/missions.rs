@@ -106,6 +106,24 @@ async fn start_mission_on(app: &App, text: &str, budget: &str) -> (WindowHandle,
     (main, preview)
 }
 
+/// Starts a mission of `objective` from the composer (its budget as it comes) and
+/// switches WebDriver to the mission's window.
+pub(crate) async fn start_in_window(app: &App, objective: &str) {
+    app.click("nav-missions").await;
+    app.testid("mission-objective")
+        .await
+        .send_keys(objective)
+        .await
+        .unwrap();
+    app.until("a preview", || async {
+        !app.text("mission-preview").await.is_empty()
+    })
+    .await;
+    let main = app.client.window().await.unwrap();
+    app.click("mission-start").await;
+    switch_to_mission_window(app, &main).await;
+}
+
 /// Waits for the mission's own window and switches WebDriver to it.
 pub(crate) async fn switch_to_mission_window(app: &App, main: &WindowHandle) -> WindowHandle {
     let deadline = Instant::now() + Duration::from_secs(20);

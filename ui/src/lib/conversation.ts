@@ -57,13 +57,13 @@ export class ItemWindow {
       }
     }
     this.facts = changes.facts;
-    if (follow) this.trimFront(FOLLOW_HELD);
+    if (follow) this.trimFront();
     return touched;
   }
 
-  /** Drops the oldest items past `limit` (while following the end). */
-  trimFront(limit = MAX_HELD) {
-    const extra = this.items.length - limit;
+  /** Drops the oldest items past FOLLOW_HELD (while following the end). */
+  private trimFront() {
+    const extra = this.items.length - FOLLOW_HELD;
     if (extra > 0) {
       this.items.splice(0, extra);
       this.offset += extra;
