@@ -67,6 +67,43 @@ new MutationObserver(() => {
 return true;
 "#;
 
+/// Scrolls the conversation up to its first item as a reader would, the window paging
+/// older items in on the way: while following, it holds only what covers the screen.
+async fn scroll_to_first(app: &App) {
+    until_for(
+        30,
+        "the conversation paged back to its first item",
+        || async {
+            app.client
+                .execute(
+                    "const c = document.querySelector('[data-testid=conversation]');
+                 c.scrollTop = 0;
+                 return c.querySelector('.earlier') === null
+                     && c.querySelector('[data-testid=conversation-item]')?.dataset.index === '0';",
+                    vec![],
+                )
+                .await
+                .unwrap()
+                .as_bool()
+                .unwrap_or(false)
+        },
+    )
+    .await;
+}
+
+/// The indexes of the items the window holds, in order.
+async fn held_indexes(app: &App) -> Vec<usize> {
+    let v = app
+        .client
+        .execute(
+            "return [...document.querySelectorAll('[data-testid=conversation-item]')].map(e => Number(e.dataset.index));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    serde_json::from_value(v).unwrap()
+}
+
 async fn item_texts(app: &App, kind: &str) -> Vec<String> {
     let mut out = Vec::new();
     for el in app
@@ -158,6 +195,21 @@ async fn a_mission_reads_as_a_conversation_with_steps_sources_and_its_report() {
     assert_eq!(records as usize, stored.len());
     assert!(deltas > 3 * completed, "a test of deltas needs deltas");
 
+    // While following, the window holds only the newest items that cover its screen;
+    // scrolling up pages the older ones in.
+    let newest = conv.items.len() - 1;
+    let held = held_indexes(&app).await;
+    assert!(
+        held.len() < conv.items.len() && held.last() == Some(&newest),
+        "held {held:?} of {} items",
+        conv.items.len()
+    );
+    scroll_to_first(&app).await;
+    assert_eq!(
+        held_indexes(&app).await,
+        (0..conv.items.len()).collect::<Vec<_>>()
+    );
+
     // One item per message, not one per delta; each the whole assembled text.
     let assistants = item_texts(&app, "assistant").await;
     assert_eq!(assistants.len(), completed, "{assistants:?}");
@@ -220,6 +272,13 @@ async fn a_mission_reads_as_a_conversation_with_steps_sources_and_its_report() {
     assert!(detail.contains("web_search"), "{detail}");
     assert_eq!(item_texts(&app, "turn").await, ["Turn 1 completed"]);
     assert_eq!(item_texts(&app, "user").await.len(), 1);
+    // Back to the newest: the window keeps what covers the screen again.
+    app.click("conversation-jump").await;
+    until_for(10, "the newest items alone", || async {
+        let held = held_indexes(&app).await;
+        held.len() < conv.items.len() && held.last() == Some(&newest)
+    })
+    .await;
 
     // The sources, once per URL, each linking where it was found.
     let sources = app.all_css("[data-testid=mission-source]").await;
@@ -396,6 +455,8 @@ async fn each_eve_generation_asks_is_answered_and_takes_a_reply_in_the_window() 
         assert!(app.all_css("[data-testid=input-request]").await.is_empty());
         let deadline = Instant::now() + Duration::from_secs(30);
         while app.all_css("[data-testid=input-outcome]").await.is_empty() {
+            // The question may be above what the window keeps while following.
+            scroll_to_first(&app).await;
             if Instant::now() >= deadline {
                 let mut items = Vec::new();
                 for el in app.all_css("[data-testid=conversation-item]").await {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ConversationChanges, Item } from "./bindings";
-import { FOLLOW_HELD, ItemWindow, MAX_HELD, PAGE, paragraphs, sourceName } from "./conversation";
+import { ItemWindow, MAX_HELD, SOURCE_PAGE, paragraphs, sourceName } from "./conversation";
 
 const item = (index: number, text = `item ${index}`): Item => ({
   index,
@@ -22,7 +22,7 @@ describe("ItemWindow", () => {
   it("patches items by index and grows at the end while it holds the end", () => {
     const w = new ItemWindow();
     w.reset({ offset: 0, items: [item(0), item(1)], facts: { records: 0, items: 2, sources: 0 }, sources: [] });
-    expect(w.patch(changes([item(1, "grown"), item(2)], 3), true)).toBe(true);
+    expect(w.patch(changes([item(1, "grown"), item(2)], 3), 10)).toBe(true);
     expect(w.items.map((i) => i.text)).toEqual(["item 0", "grown", "item 2"]);
     expect(w.atEnd).toBe(true);
   });
@@ -30,28 +30,45 @@ describe("ItemWindow", () => {
   it("does not take new items into a slice scrolled back from the end", () => {
     const w = new ItemWindow();
     w.reset({ offset: 0, items: [item(0)], facts: { records: 0, items: 5, sources: 0 }, sources: [] });
-    expect(w.patch(changes([item(5)], 6), false)).toBe(false);
+    expect(w.patch(changes([item(5)], 6), null)).toBe(false);
     expect(w.items.length).toBe(1);
     expect(w.facts.items).toBe(6);
   });
 
-  it("keeps the newest FOLLOW_HELD items while following, trimming the oldest", () => {
+  it("keeps the newest `keep` items while following, trimming the oldest", () => {
     const w = new ItemWindow();
     w.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 0 }, sources: [] });
-    for (let i = 0; i < MAX_HELD + 50; i++) w.patch(changes([item(i)], i + 1), true);
-    expect(w.items.length).toBe(FOLLOW_HELD);
-    expect(w.offset).toBe(MAX_HELD + 50 - FOLLOW_HELD);
-    expect(w.items[0]!.index).toBe(MAX_HELD + 50 - FOLLOW_HELD);
+    for (let i = 0; i < MAX_HELD + 50; i++) w.patch(changes([item(i)], i + 1), 12);
+    expect(w.items.length).toBe(12);
+    expect(w.offset).toBe(MAX_HELD + 50 - 12);
+    expect(w.items[0]!.index).toBe(MAX_HELD + 50 - 12);
     expect(w.items.at(-1)!.index).toBe(MAX_HELD + 49);
+    expect(w.atEnd).toBe(true);
+  });
+
+  it("trims to what covers the screen once drawn, keeping at least one item", () => {
+    const w = new ItemWindow();
+    w.reset({ offset: 60, items: Array.from({ length: 40 }, (_, i) => item(60 + i)), facts: { records: 0, items: 100, sources: 0 }, sources: [] });
+    expect(w.trimFront(50)).toBe(false);
+    expect(w.trimFront(15)).toBe(true);
+    expect([w.offset, w.items.length, w.items[0]!.index]).toEqual([85, 15, 85]);
+    expect(w.trimFront(0)).toBe(true);
+    expect(w.items.map((i) => i.index)).toEqual([99]);
+    expect(w.atEnd).toBe(true);
   });
 
   it("keeps what was paged back while the reader is not following", () => {
     const w = new ItemWindow();
     const held = Array.from({ length: MAX_HELD - 1 }, (_, i) => item(i));
     w.reset({ offset: 0, items: held, facts: { records: 0, items: MAX_HELD - 1, sources: 0 }, sources: [] });
-    w.patch(changes([item(MAX_HELD - 1)], MAX_HELD), false);
+    w.patch(changes([item(MAX_HELD - 1)], MAX_HELD), null);
     expect(w.items.length).toBe(MAX_HELD);
     expect(w.offset).toBe(0);
+    expect(w.atEnd).toBe(true);
+    // Past MAX_HELD it stops taking the end, rather than growing without bound.
+    expect(w.patch(changes([item(MAX_HELD), item(MAX_HELD + 1)], MAX_HELD + 2), null)).toBe(false);
+    expect(w.items.length).toBe(MAX_HELD);
+    expect(w.atEnd).toBe(false);
   });
 
   it("pages back by item and drops the newest past the limit", () => {
@@ -66,29 +83,29 @@ describe("ItemWindow", () => {
     expect(w.atEnd).toBe(false);
   });
 
-  it("holds at most a page of sources while following, as when opened afresh", () => {
+  it("holds at most SOURCE_PAGE sources while following, as when opened afresh", () => {
     const w = new ItemWindow();
     w.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 0 }, sources: [] });
     const src = (n: number) => ({ url: `https://s/${n}`, item: 0 });
-    w.patch({ items: [], sources: Array.from({ length: PAGE - 1 }, (_, i) => src(i)), facts: { records: 0, items: 0, sources: PAGE - 1 } }, true);
-    w.patch({ items: [], sources: [src(PAGE - 1), src(PAGE)], facts: { records: 0, items: 0, sources: PAGE + 1 } }, true);
-    expect(w.sources.length).toBe(PAGE);
-    expect(w.sources.at(-1)!.url).toBe(`https://s/${PAGE - 1}`);
-    w.patch({ items: [], sources: [src(PAGE + 1)], facts: { records: 0, items: 0, sources: PAGE + 2 } }, true);
-    expect(w.sources.length).toBe(PAGE);
+    w.patch({ items: [], sources: Array.from({ length: SOURCE_PAGE - 1 }, (_, i) => src(i)), facts: { records: 0, items: 0, sources: SOURCE_PAGE - 1 } }, 10);
+    w.patch({ items: [], sources: [src(SOURCE_PAGE - 1), src(SOURCE_PAGE)], facts: { records: 0, items: 0, sources: SOURCE_PAGE + 1 } }, 10);
+    expect(w.sources.length).toBe(SOURCE_PAGE);
+    expect(w.sources.at(-1)!.url).toBe(`https://s/${SOURCE_PAGE - 1}`);
+    w.patch({ items: [], sources: [src(SOURCE_PAGE + 1)], facts: { records: 0, items: 0, sources: SOURCE_PAGE + 2 } }, 10);
+    expect(w.sources.length).toBe(SOURCE_PAGE);
     // Paged in when asked, in order.
-    expect(w.moreSources([src(PAGE), src(PAGE + 1)])).toBe(true);
-    expect(w.sources.length).toBe(PAGE + 2);
+    expect(w.moreSources([src(SOURCE_PAGE), src(SOURCE_PAGE + 1)])).toBe(true);
+    expect(w.sources.length).toBe(SOURCE_PAGE + 2);
   });
 
   it("appends sources only when it holds every earlier one", () => {
     const w = new ItemWindow();
     w.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 1 }, sources: [{ url: "https://a", item: 0 }] });
-    w.patch({ items: [], sources: [{ url: "https://b", item: 0 }], facts: { records: 0, items: 0, sources: 2 } }, true);
+    w.patch({ items: [], sources: [{ url: "https://b", item: 0 }], facts: { records: 0, items: 0, sources: 2 } }, 10);
     expect(w.sources.map((s) => s.url)).toEqual(["https://a", "https://b"]);
     const v = new ItemWindow();
     v.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 150 }, sources: [{ url: "https://a", item: 0 }] });
-    v.patch({ items: [], sources: [{ url: "https://z", item: 0 }], facts: { records: 0, items: 0, sources: 151 } }, true);
+    v.patch({ items: [], sources: [{ url: "https://z", item: 0 }], facts: { records: 0, items: 0, sources: 151 } }, 10);
     expect(v.sources.length).toBe(1);
   });
 

@@ -3,14 +3,21 @@
 // length costs the window about the same memory. Pure, tested in conversation.test.ts.
 import type { ConversationChanges, ConversationFacts, ConversationPage, Item, Source } from "./bindings";
 
-/** The most items held at once; a page back past it drops the newest. */
+/** The most items held at once; a page back past it drops the newest, and while the reader
+ *  reads back (not following) live items past it are not taken: "Jump to newest" shows. */
 export const MAX_HELD = 300;
-/** Items per page read from Rust. */
+/** Items per page read from Rust as the reader scrolls back. */
 export const PAGE = 100;
-/** The most items held while following the end: a page, as a mission opened afresh holds.
- *  Scrolling back pages older ones in (up to MAX_HELD). At 50,000 records, following with
- *  MAX_HELD items (3,500 elements) left the web process at 1.4x a short mission's. */
-export const FOLLOW_HELD = PAGE;
+/** The newest items a window opens on (core's WINDOW_TAIL): more than a screen shows. */
+export const TAIL = 40;
+/** Sources listed before "More sources" (core's SOURCE_PAGE). */
+export const SOURCE_PAGE = 40;
+/** While following, the window keeps only the newest items that cover this many heights of
+ *  its scroller (at least FOLLOW_MIN), and pages older ones back in when the reader scrolls
+ *  up. Each item drawn costs the web process memory that it does not fully give back: at
+ *  50,000 records, following with 100 items held left it at 1.2x a short mission's. */
+export const FOLLOW_SCREENS = 2;
+export const FOLLOW_MIN = 8;
 
 export class ItemWindow {
   offset = 0;
@@ -32,8 +39,10 @@ export class ItemWindow {
   }
 
   /** Applies what new records changed. Items past the slice are taken only while it holds
-   *  the end; the figures always move on. Returns whether anything held changed. */
-  patch(changes: ConversationChanges, follow: boolean): boolean {
+   *  the end (and, when the reader reads back, holds fewer than MAX_HELD); the figures
+   *  always move on. `keep`: the newest items to keep while following, null while the
+   *  reader reads back. Returns whether anything held changed. */
+  patch(changes: ConversationChanges, keep: number | null): boolean {
     const wasAtEnd = this.atEnd;
     let touched = false;
     for (const item of changes.items) {
@@ -41,33 +50,33 @@ export class ItemWindow {
       if (at >= 0 && at < this.items.length) {
         this.items[at] = item;
         touched = true;
-      } else if (at === this.items.length && wasAtEnd) {
+      } else if (at === this.items.length && wasAtEnd && (keep !== null || this.items.length < MAX_HELD)) {
         this.items.push(item);
         touched = true;
       }
     }
     // Sources arrive in order: appended only when every earlier one is held, and only
-    // up to a page, as a mission opened afresh holds them (more are paged in when asked):
+    // up to SOURCE_PAGE, as a mission opened afresh holds them (more are paged in when asked):
     // a long mission's thousands of sources each in the list cost the window as much
     // memory again as the rest of it.
     if (this.sources.length === this.facts.sources) {
       for (const s of changes.sources) {
-        if (this.sources.length >= PAGE) break;
+        if (this.sources.length >= SOURCE_PAGE) break;
         this.sources.push(s);
       }
     }
     this.facts = changes.facts;
-    if (follow) this.trimFront();
+    if (keep !== null) this.trimFront(keep);
     return touched;
   }
 
-  /** Drops the oldest items past FOLLOW_HELD (while following the end). */
-  private trimFront() {
-    const extra = this.items.length - FOLLOW_HELD;
-    if (extra > 0) {
-      this.items.splice(0, extra);
-      this.offset += extra;
-    }
+  /** Drops the oldest items past `keep` (while following the end); whether any went. */
+  trimFront(keep: number): boolean {
+    const extra = this.items.length - Math.max(1, keep);
+    if (extra <= 0) return false;
+    this.items.splice(0, extra);
+    this.offset += extra;
+    return true;
   }
 
   /** The page before the slice, put in front; the newest past MAX_HELD are dropped. */

@@ -13,8 +13,12 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use ts_rs::TS;
 
-/// Items per page the window reads.
-pub const ITEM_PAGE: u32 = 100;
+/// The newest items a window opens on: more than a screen shows, and far fewer than a
+/// page, since every item drawn costs the window's web process memory. The window pages
+/// older ones in (by `ConversationView`'s PAGE) as the reader scrolls back.
+pub const WINDOW_TAIL: u32 = 40;
+/// Sources a window opens on; more are read when asked.
+pub const SOURCE_PAGE: u32 = 40;
 /// The most items or sources one call returns.
 const MAX_ITEMS: u32 = 1_000;
 /// Records read at a time while catching up.
@@ -86,7 +90,7 @@ impl MissionStore {
             let offset = facts.items.saturating_sub(limit);
             Ok(ConversationPage {
                 items: items_in(c, &id, offset, limit)?,
-                sources: sources_in(c, &id, 0, ITEM_PAGE)?,
+                sources: sources_in(c, &id, 0, SOURCE_PAGE)?,
                 offset,
                 facts,
             })

@@ -13,7 +13,7 @@
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::client::{InvestigationClient, MissionEvent};
 use crate::missions::conversation::{Conversation, ConversationChanges};
-use crate::missions::conversation_store::{ConversationPage, ITEM_PAGE};
+use crate::missions::conversation_store::{ConversationPage, WINDOW_TAIL};
 use crate::missions::store::{MissionRecord, MissionStatus, MissionStore, StoredEvent};
 use crate::missions::stream::{WatchEnd, WatchEndReason, WatchOptions, WatchUpdate};
 use serde::Serialize;
@@ -489,7 +489,7 @@ async fn replay(store: &MissionStore, session_id: &str, sink: &Sink, events: boo
     }
     if !events {
         // A window reads the conversation, and pages its records only when asked.
-        let page = store.conversation_tail(session_id, ITEM_PAGE).await?;
+        let page = store.conversation_tail(session_id, WINDOW_TAIL).await?;
         if !sink(MissionUpdate::Conversation { page }) {
             return Err(gone());
         }
