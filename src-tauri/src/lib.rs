@@ -115,10 +115,13 @@ pub fn run() {
         // SAFETY: the first thing `run` does, before any other thread exists.
         unsafe { std::env::remove_var(name) };
     }
-    if casebook_core::desktop::renderer::compositing_should_be_off() {
-        let set = casebook_core::desktop::renderer::software_environment_to_set(|name| {
-            std::env::var_os(name).is_some()
-        });
+    {
+        use casebook_core::desktop::renderer as r;
+        let mut wanted = r::SCRIPT_ENVIRONMENT.to_vec();
+        if r::compositing_should_be_off() {
+            wanted.extend(r::SOFTWARE_ENVIRONMENT);
+        }
+        let set = r::environment_to_set(&wanted, |name| std::env::var_os(name).is_some());
         for (name, value) in &set {
             // SAFETY: the first thing `run` does, before any other thread exists.
             unsafe { std::env::set_var(name, value) };

@@ -124,6 +124,13 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
             env.iter().any(|kv| kv.starts_with("PATH=")),
             "{name}: its environment was not read"
         );
+        if name.starts_with("WebKitWebProces") {
+            // Casebook's choice for its pages' script (`renderer::SCRIPT_ENVIRONMENT`).
+            assert!(
+                env.iter().any(|kv| kv == "JSC_useDFGJIT=false"),
+                "{name}: JavaScriptCore's optimizing tiers are on"
+            );
+        }
         for kv in env {
             assert!(
                 !kv.contains(service.key()) && !kv.contains(cookie),
