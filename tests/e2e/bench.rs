@@ -1368,6 +1368,9 @@ struct Streamed {
     settled: (f64, f64, f64),
     /// The web process's anonymous PSS at `settled`.
     settled_anon: f64,
+    /// Once settled, over one more of WebKit's memory checks: the busiest web process's
+    /// share of a core, and then its PSS. A window released at every check would show it.
+    idle: (f64, f64),
     took: f64,
     peak: f64,
 }
@@ -1404,6 +1407,20 @@ async fn conversation_of(want: u64, renderer: &str) -> Streamed {
     let dom = (dom[0].as_u64().unwrap_or(0), dom[1].as_u64().unwrap_or(0));
     let settled = idle_pss(data.path(), "casebook-app", memory_settle()).await;
     let settled_anon = web_anon_mb(data.path(), "casebook-app");
+    let poll = casebook_core::desktop::renderer::WebMemory::CASEBOOK.poll_secs;
+    let (idle_cpu, _) = web_cpu_windows(
+        data.path(),
+        "casebook-app",
+        Duration::from_secs_f64(poll + 1.0),
+        1,
+    )
+    .await;
+    let idle = (
+        idle_cpu,
+        idle_pss(data.path(), "casebook-app", Duration::ZERO)
+            .await
+            .1,
+    );
     let records = records(&app).await;
     Streamed {
         app,
@@ -1414,6 +1431,7 @@ async fn conversation_of(want: u64, renderer: &str) -> Streamed {
         at_end,
         settled,
         settled_anon,
+        idle,
         took,
         peak,
     }
@@ -1545,6 +1563,10 @@ async fn bench_conversation_memory_and_search_at_50k_records() {
             large.settled_anon,
             small_again_anon,
             large_again_anon
+        );
+        println!(
+            "  idle after that, over one more memory check: the busiest web process {:.1}% of a core at {} records, {:.1}% at {n}; then {:.0} / {:.0} MB",
+            small.idle.0, small.records, large.idle.0, small.idle.1, large.idle.1
         );
         println!(
             "  while the {n} records streamed, the web process peaked at {:.0} MB ({:.2}x the window at {} records)",
