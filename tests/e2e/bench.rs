@@ -1034,19 +1034,7 @@ const REPLY_DELTAS: u64 = 6000;
 /// Starts a mission from the composer and switches WebDriver to its window, left on its
 /// default view, the conversation.
 async fn start_conversation(app: &App) {
-    app.click("nav-missions").await;
-    app.testid("mission-objective")
-        .await
-        .send_keys(OBJECTIVE)
-        .await
-        .unwrap();
-    let main = app.client.window().await.unwrap();
-    app.until("a preview", || async {
-        !app.text("mission-preview").await.is_empty()
-    })
-    .await;
-    app.click("mission-start").await;
-    switch_to_mission_window(app, &main).await;
+    start_in_window(app, OBJECTIVE).await;
     app.wait_css("[data-testid=conversation]").await;
 }
 
