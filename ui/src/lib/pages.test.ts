@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { PageCache } from "./pages";
+import { PageCache, forgetOldest } from "./pages";
 
 describe("PageCache", () => {
   it("asks for the pages a viewport lacks, once", () => {
@@ -51,5 +51,17 @@ describe("PageCache", () => {
     expect(c.missing(0, 25, 25)).toEqual([0]);
     expect([c.get(10), c.get(19), c.get(20), c.get(24)]).toEqual([10, 19, 20, 24]);
     expect(c.held()).toBe(15);
+  });
+});
+
+describe("forgetOldest", () => {
+  it("drops the first inserted entries beyond the limit", () => {
+    const m = new Map([[1, "a"], [2, "b"], [3, "c"], [4, "d"]]);
+    m.delete(1);
+    m.set(1, "a again");
+    forgetOldest(m, 2);
+    expect([...m.keys()]).toEqual([4, 1]);
+    forgetOldest(m, 5);
+    expect(m.size).toBe(2);
   });
 });

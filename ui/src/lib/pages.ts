@@ -84,3 +84,11 @@ export class PageCache<T> {
     this.loading.clear();
   }
 }
+
+/** Drops a map's oldest entries (its first inserted) beyond `keep`. */
+export function forgetOldest<K, V>(map: Map<K, V>, keep: number): void {
+  for (const key of map.keys()) {
+    if (map.size <= keep) break;
+    map.delete(key);
+  }
+}
