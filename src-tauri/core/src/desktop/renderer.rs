@@ -1,10 +1,9 @@
 //! How WebKit draws: through the GPU, or in software with compositing off.
 //!
 //! Under software GL (no GPU: llvmpipe), WebKitGTK's accelerated compositing is
-//! what makes a streaming mission window slow and heavy (measured: frames of
-//! 116 ms instead of 23 ms, 160 MB instead of 88 MB for a bare window). It must be
-//! decided before the first web view starts, so it is read from the settings file
-//! and the environment, not from the running app.
+//! what makes a streaming mission window slow and heavy (figures in
+//! docs/performance.md). It must be decided before the first web view starts, so it
+//! is read from the settings file and the environment, not from the running app.
 
 use crate::settings::{Renderer, Settings};
 
@@ -32,17 +31,14 @@ pub fn compositing_should_be_off() -> bool {
     chosen.compositing_off(has_gpu())
 }
 
-/// What Casebook puts in its own environment when it turns compositing off, before GTK
-/// or WebKit start (the web processes inherit it). With compositing off nothing in the
-/// app's process draws through GL, yet three parts of it would still start Mesa
-/// (llvmpipe here, with libLLVM): WebKit's DMA-BUF renderer, which only carries
-/// composited frames; GTK, which picks GL-capable X visuals when it opens the display;
-/// and WebKit asking EGL which GPU its web processes should render on, as the first web
-/// view starts. Naming that device answers the question without EGL; frames come back
-/// through shared memory, so no web process opens it, and `/dev/null` (never a GPU) says
-/// so. The first two took the idle app's process from 91 to 85 MB (PSS); the device
-/// took it from 80 to 56 MB, and the app with its WebKit processes from 209 to 193 MB.
-/// The window draws the same.
+/// Set in Casebook's own environment when it turns compositing off, before GTK or WebKit
+/// start (the web processes inherit it). With compositing off nothing in the app's process
+/// draws through GL, yet three parts of it would still load Mesa (llvmpipe, with libLLVM)
+/// for nothing: WebKit's DMA-BUF renderer, which only carries composited frames; GTK,
+/// picking GL-capable X visuals; and WebKit asking EGL which GPU its web processes should
+/// render on. Naming that device answers without EGL: frames come back through shared
+/// memory, so no web process opens it, and `/dev/null` is never a GPU. The window draws
+/// the same in less memory (figures in docs/performance.md).
 pub const SOFTWARE_ENVIRONMENT: [(&str, &str); 4] = [
     ("WEBKIT_DISABLE_COMPOSITING_MODE", "1"),
     ("WEBKIT_DISABLE_DMABUF_RENDERER", "1"),
@@ -50,14 +46,12 @@ pub const SOFTWARE_ENVIRONMENT: [(&str, &str); 4] = [
     ("WEBKIT_WEB_RENDER_DEVICE_FILE", "/dev/null"),
 ];
 
-/// What Casebook puts in its own environment for its web processes whatever the
-/// renderer: JavaScriptCore's optimizing tiers off (the DFG JIT, and the FTL above it).
-/// A Casebook page's script is small and runs in short bursts, on events; the baseline
-/// JIT runs it as fast as it needs. What the optimizing tiers cost is memory the window
-/// keeps: their compilers' library pages, touched once a window runs long enough, and the
-/// code and buffers they made. A window that followed 50,000 records settled at 83 MB with
-/// them off against 87 MB (1.08x a short mission's against 1.10x) and peaked at 107 MB
-/// against 115, at the same share of a core (see docs/performance.md).
+/// Set in Casebook's own environment for its web processes whatever the renderer:
+/// JavaScriptCore's optimizing tiers off (the DFG JIT, and the FTL above it). A Casebook
+/// page's script is small and runs in short bursts, on events, and the baseline JIT runs
+/// it as fast as it needs. The optimizing tiers only add memory a window keeps: their
+/// compilers' library pages, and the code and buffers they made (figures in
+/// docs/performance.md).
 pub const SCRIPT_ENVIRONMENT: [(&str, &str); 1] = [("JSC_useDFGJIT", "false")];
 
 /// Of `wanted`, the variables Casebook sets before GTK or WebKit start: those the user has
@@ -78,23 +72,13 @@ pub fn environment_to_set(
 /// `conservative × limit_mb` drops its caches, and above `strict × limit_mb` also its
 /// compiled code, then collects garbage and returns free pages.
 ///
-/// WebKit's defaults put those thresholds at a third and a half of the machine's memory
-/// (up to 3 GB), which no Casebook window reaches, so a window keeps whatever its
-/// allocators once grew to. A mission window following a fast mission holds 40–55 MB of
-/// private memory (about 30 draws a second churn its cards), against 15 MB when it
-/// opened, and kept about 40 MB once the mission ended (PSS 114 MB against 86). With
-/// these settings two checks after the mission ends bring it to about 24 MB (97 MB): the
-/// first drops code and starts a collection, the second returns what that freed.
-///
-/// WebKit releases as a window's footprint crosses a threshold, so a window that ends a
-/// mission just under the upper one keeps its garbage: once the conversation window held
-/// only what covers its screen, a 50,000-record mission ended near 32 MB and settled at
-/// 89 MB (1.17x a short mission's) under thresholds of 28.8 and 32 MB, against 82 MB
-/// (1.08x) under these of 25.2 and 28 MB. A window that has given its memory back sits
-/// below them, so it is not released over and over: idle over the next check, 0.1% of a
-/// core. A release costs a window that is streaming about 0.7 s of CPU (its code is
-/// compiled again; measured with a check every 10 s: 36% of a core against 29%), so the
-/// poll stays at WebKit's default of 30 s.
+/// WebKit's default thresholds are fractions of the machine's memory that no Casebook
+/// window reaches, so a window would keep whatever its allocators grew to while it
+/// followed a mission. WebKit releases only as a window's footprint crosses a threshold,
+/// so Casebook's sit below where a long mission's window ends streaming, and above where
+/// a window that has given its memory back sits, so it is not released over and over. A
+/// release makes a streaming window compile its code again, so the poll stays at WebKit's
+/// default of 30 s. Figures in docs/performance.md.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct WebMemory {
     pub limit_mb: u32,
@@ -104,7 +88,8 @@ pub struct WebMemory {
 }
 
 impl WebMemory {
-    /// Casebook's: caches dropped above 25.2 MB, code too above 28 MB.
+    /// Casebook's: low enough that a window ending a long mission is above the upper
+    /// threshold, not just under it (docs/performance.md).
     pub const CASEBOOK: Self = Self {
         limit_mb: 56,
         conservative: 0.45,
