@@ -11,7 +11,9 @@ profile="${1:-build}"
 build_pkgs=(
   build-essential pkg-config curl file
   libwebkit2gtk-4.1-dev libgtk-3-dev libxdo-dev librsvg2-dev libayatana-appindicator3-dev
-  xvfb xauth
+  # Without a display `make run` runs the app on its own Xvfb (scripts/run-app.sh) and
+  # prints how to take a screenshot of it with imagemagick's `import`.
+  xvfb xauth imagemagick
 )
 test_pkgs=(
   xvfb xauth webkit2gtk-driver xdotool
