@@ -19,7 +19,7 @@
 //! Besides `message`, `POST /eve/v1/session` accepts sandbox-only fields, for
 //! tests and benchmarks. A real service ignores or rejects them; Casebook sends them
 //! only to its own sandbox, and only when a test sets `CASEBOOK_SANDBOX_MISSION_PACE_MS`
-//! or `CASEBOOK_SANDBOX_MISSION_EVENTS` (see the README's testing table).
+//! or `CASEBOOK_SANDBOX_MISSION_EVENTS` (see docs/development.md's test hooks).
 //!
 //! - `"paceMs": N`: a fixed pause of N ms before every event after the first,
 //!   overriding the sandbox's pace (0 = no pause; at most 60 000).
