@@ -13,7 +13,7 @@
 //!   `cutsMade`, the connections cut so far.
 //!
 //! Variants, the other legal answers to what the contract leaves "not shown" (see
-//! [`crate::faults`]):
+//! [`crate::variants`]):
 //!
 //! - `eventIds`: `"all"` (default), `"none"`, `"some"` (every third event) or
 //!   `"opaque"` (non-numeric tokens, still good for `Last-Event-ID`);

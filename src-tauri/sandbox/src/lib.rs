@@ -18,15 +18,15 @@ pub mod cite_variants;
 mod console;
 mod discovery;
 pub mod engine;
-pub mod faults;
 mod missions;
 mod ratelimit;
 mod rng;
 mod routes;
+pub mod variants;
 
 pub use cite_variants::{CiteShape, CiteStyle, CiteVariants, ErrorFamily, Placement};
-pub use faults::{EventIds, Failure, Faults, MissionProtocol, ParseShape};
 pub use missions::StreamRequest;
+pub use variants::{EventIds, Failure, Faults, MissionProtocol, ParseShape};
 
 /// Pure entry points into the request parsers, for `src-tauri/fuzz`; not an API.
 #[doc(hidden)]

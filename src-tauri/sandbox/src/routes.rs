@@ -16,7 +16,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
         .layer(axum::middleware::from_fn_with_state(
             faults,
-            crate::faults::apply,
+            crate::variants::apply,
         ))
 }
 

@@ -8,7 +8,7 @@
 
 use super::ending::{End, queued_or_end};
 use super::session::{Event, Session, Status};
-use crate::faults::Cut;
+use crate::variants::Cut;
 use crate::{EventIds, Faults};
 use axum::body::Body;
 use axum::http::{HeaderValue, header};
