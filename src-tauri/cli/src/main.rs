@@ -8,6 +8,7 @@ use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
 use casebook_core::citations::client::{CiteOptions, Mode};
 use casebook_core::citations::jobs::{self, CiteSource};
+use casebook_core::citations::preview;
 use casebook_core::citations::summary;
 use casebook_core::keys::{KeySource, KeyStore, Service};
 use casebook_core::missions::client::{FollowUp, InputResponse, MissionSpec, parse_usd};
@@ -353,8 +354,7 @@ async fn dispatch(command: Command, core: &Core) -> Result<(), Error> {
         Command::Parse { file, json } => {
             let client = core.backend()?.citations().await?;
             let source = source(&file)?;
-            let preview = casebook_core::app::preview_with(&client, &source).await?;
-            output::print_preview(&preview, json);
+            output::print_preview(&preview::preview_with(&client, &source).await?, json);
             Ok(())
         }
         Command::Cite(args) => cite(core.backend()?, args).await,
@@ -456,14 +456,10 @@ async fn cite(backend: &Backend, args: CiteArgs) -> Result<(), Error> {
 /// says it: no References section, which a service may refuse or answer by adding one.
 async fn references_note(source: &CiteSource) -> Option<String> {
     let none = match source {
-        CiteSource::Document { path } => {
-            let path = path.clone();
-            tokio::task::spawn_blocking(move || {
-                casebook_core::app::inspect_document(&path).references == Some(0)
-            })
+        CiteSource::Document { path } => preview::inspect_documents(vec![path.clone()])
             .await
-            .unwrap_or(false)
-        }
+            .first()
+            .is_some_and(|info| info.references == Some(0)),
         CiteSource::Essay { text } => summary::read_essay(text).references.is_empty(),
     };
     none.then(|| output::no_references(matches!(source, CiteSource::Essay { .. })))

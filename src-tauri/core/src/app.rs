@@ -4,12 +4,12 @@
 
 use crate::account::{self, AccountView, Me};
 use crate::backend::{Backend, BackendMode, SandboxOptions};
-use crate::citations::client::{CitationClient, CiteOptions, Input, Preview};
-use crate::citations::documents::{self, DocumentInfo};
+use crate::citations::client::{CitationClient, CiteOptions, Preview};
+use crate::citations::documents::DocumentInfo;
 use crate::citations::jobs::{
-    self, CiteJobs, CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile,
+    CiteJobs, CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile,
 };
-use crate::citations::reader;
+use crate::citations::preview;
 use crate::error::{Error, ErrorCode, Result};
 use crate::keys::{KeyStatus, KeyStore, Service, SessionCookie, SessionSource};
 use crate::missions::client::{CancelAck, Delivered, FollowUp, InvestigationClient, MissionSpec};
@@ -285,19 +285,12 @@ impl Casebook {
     /// Checks dropped or browsed files, and finds their References sections with
     /// Casebook's own reading, so a card can say before citing that there is none.
     pub async fn inspect(&self, paths: Vec<String>) -> Vec<DocumentInfo> {
-        tokio::task::spawn_blocking(move || {
-            paths
-                .iter()
-                .map(|p| inspect_document(Path::new(p)))
-                .collect()
-        })
-        .await
-        .unwrap_or_default()
+        preview::inspect_documents(paths).await
     }
 
     /// What the service will consider, before anything is cited.
     pub async fn preview(&self, source: &CiteSource) -> Result<Preview> {
-        preview_with(&self.citations().await?, source).await
+        preview::preview_with(&self.citations().await?, source).await
     }
 
     pub async fn cite(
@@ -601,35 +594,6 @@ impl Casebook {
         if let Some(b) = self.backend.lock().await.take() {
             b.stop().await;
         }
-    }
-}
-
-/// Checks one file as [`documents::inspect`] does and, when it can be cited, counts the
-/// entries of its References section with Casebook's own reading (`Some(0)`: none), so
-/// the window's card and the CLI can say so before anything is sent. Blocking.
-pub fn inspect_document(path: &Path) -> DocumentInfo {
-    let mut info = documents::inspect(path);
-    if info.kind.is_some() {
-        info.references = std::fs::File::open(path)
-            .ok()
-            .and_then(|f| reader::references_in(&f));
-    }
-    info
-}
-
-/// The service's preview of `source` (read once from disk), in whatever shape it
-/// comes; Casebook's own reading of a document when the service's fails.
-pub async fn preview_with(client: &CitationClient, source: &CiteSource) -> Result<Preview> {
-    match source {
-        CiteSource::Document { path } => {
-            let doc = jobs::read_document(path).await?;
-            let input = Input::Document {
-                bytes: &doc.bytes,
-                kind: doc.kind,
-            };
-            client.preview(&input, Some(&doc.bytes)).await
-        }
-        CiteSource::Essay { text } => client.preview(&Input::essay(text)?, None).await,
     }
 }
 

@@ -1,11 +1,13 @@
 //! The citation service and what Casebook does around it: recognising a dropped file
 //! ([`documents`]), reading a .docx or .pptx itself ([`reader`]), the parse and cite
 //! client ([`client`]) with the document streamed both ways ([`transfer`]), what a
-//! cite changed ([`summary`]), and the citing jobs the front ends run ([`jobs`]).
+//! card says before citing ([`preview`]), what a cite changed ([`summary`]), and the
+//! citing jobs the front ends run ([`jobs`]).
 
 pub mod client;
 pub mod documents;
 pub mod jobs;
+pub mod preview;
 pub mod reader;
 pub mod summary;
 pub mod transfer;
