@@ -6,7 +6,7 @@ mod output;
 
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
-use casebook_core::citations::client::{CiteOptions, Mode};
+use casebook_core::citations::client::{CiteOptions, Mode, ValidOptions};
 use casebook_core::citations::jobs::{self, CiteSource};
 use casebook_core::citations::preview;
 use casebook_core::citations::summary;
@@ -124,6 +124,18 @@ struct CiteArgs {
     /// Print what changed as JSON.
     #[arg(long)]
     json: bool,
+}
+
+impl CiteArgs {
+    fn options(&self) -> Result<ValidOptions, Error> {
+        CiteOptions {
+            mode: self.mode,
+            min_citations: self.min,
+            max_citations: self.max,
+            seed: self.seed,
+        }
+        .validated()
+    }
 }
 
 #[derive(Subcommand)]
@@ -398,13 +410,7 @@ fn source(file: &Path) -> Result<CiteSource, Error> {
 }
 
 async fn cite(backend: &Backend, args: CiteArgs) -> Result<(), Error> {
-    let options = CiteOptions {
-        mode: args.mode,
-        min_citations: args.min,
-        max_citations: args.max,
-        seed: args.seed,
-    };
-    options.validate()?;
+    let options = args.options()?;
     let input = (!is_stdin(&args.file)).then(|| args.file.clone());
     let out = match (&args.output, &input) {
         (Some(o), _) => Some(o.clone()),

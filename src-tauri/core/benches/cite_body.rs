@@ -2,7 +2,7 @@
 //! peak heap (a counting allocator) above what was live before each step.
 
 use base64::Engine as _;
-use casebook_core::citations::client::{CiteOptions, Input, decode_cite_answer, request_body};
+use casebook_core::citations::client::{Input, ValidOptions, decode_cite_answer, request_body};
 use casebook_core::citations::transfer::CiteAnswerDecoder;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -69,7 +69,7 @@ fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
 fn bench(c: &mut Criterion) {
     let doc = nine_mb_docx();
     let input = Input::document(&doc).unwrap();
-    let opts = CiteOptions::default();
+    let opts = ValidOptions::default();
     let body = request_body(&input, Some(&opts)).unwrap();
     let answer = format!(
         "{{\"documentBase64\":\"{}\",\"kind\":\"docx\"}}",

@@ -175,7 +175,7 @@ impl Casebook {
                 "Enter the services' base URL before turning the sandbox off.",
             ));
         }
-        new.cite_options.validate()?;
+        new.cite_options.validated()?;
         {
             let mut settings = self.settings.lock().await;
             let mut backend = self.backend.lock().await;
@@ -299,7 +299,7 @@ impl Casebook {
         options: CiteOptions,
         progress: impl Fn(CiteProgress) + Send + Sync + 'static,
     ) -> Result<CiteOutcome> {
-        options.validate()?;
+        let options = options.validated()?;
         let client = self.citations().await?;
         self.jobs.run(client, source, options, progress).await
     }

@@ -6,7 +6,7 @@ use casebook_core::ErrorCode;
 use casebook_core::account::{self, AccountView, Me};
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
-use casebook_core::citations::client::{CitationClient, CiteOptions, Input, no_progress};
+use casebook_core::citations::client::{CitationClient, Input, ValidOptions, no_progress};
 use casebook_core::keys::SessionCookie;
 use casebook_core::keys::{ApiKey, KeyStore, SESSION_ENTRY};
 use casebook_core::missions::follower::Quiet;
@@ -64,7 +64,7 @@ async fn the_account_endpoint_reads_the_console_session_and_counts_real_calls() 
     client
         .cite(
             &Input::essay("One paragraph.\n\nAnother.").unwrap(),
-            &CiteOptions::default(),
+            &ValidOptions::default(),
             &no_progress,
         )
         .await

@@ -6,7 +6,7 @@ use axum::body::Body;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use casebook_core::ErrorCode;
-use casebook_core::citations::client::{CitationClient, CiteOptions, Input, no_progress};
+use casebook_core::citations::client::{CitationClient, Input, ValidOptions, no_progress};
 use casebook_core::keys::ApiKey;
 use casebook_core::missions::client::{InvestigationClient, MissionSpec};
 use casebook_core::net::connection::Connection;
@@ -92,13 +92,13 @@ async fn a_cite_answer_past_what_12_mb_allow_is_cut_off() {
     })
     .await;
     let input = Input::essay("A paragraph.").unwrap();
-    let err = soon(citations(&url).cite(&input, &CiteOptions::default(), &no_progress))
+    let err = soon(citations(&url).cite(&input, &ValidOptions::default(), &no_progress))
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Protocol, "{}", err.message());
     assert!(err.message().contains("larger than"), "{}", err.message());
     let url = serve(|| (StatusCode::OK, body(None)).into_response()).await;
-    let err = soon(citations(&url).cite(&input, &CiteOptions::default(), &no_progress))
+    let err = soon(citations(&url).cite(&input, &ValidOptions::default(), &no_progress))
         .await
         .unwrap_err();
     assert!(
@@ -121,7 +121,7 @@ async fn a_cite_answer_just_under_the_cap_is_read_whole() {
     })
     .await;
     let input = Input::essay("A paragraph.").unwrap();
-    let err = soon(citations(&url).cite(&input, &CiteOptions::default(), &no_progress))
+    let err = soon(citations(&url).cite(&input, &ValidOptions::default(), &no_progress))
         .await
         .err();
     // Decoded, those bytes are not UTF-8 text of an essay answer, or they are: either way

@@ -2,7 +2,7 @@
 
 use casebook_core::ErrorCode;
 use casebook_core::citations::client::{
-    CitationClient, CiteOptions, Input, Mode, OutputKind, Upload, no_progress,
+    CitationClient, CiteOptions, Input, Mode, OutputKind, Upload, ValidOptions, no_progress,
 };
 use casebook_core::citations::documents::{self, DocKind};
 use casebook_core::keys::ApiKey;
@@ -51,7 +51,9 @@ async fn parses_and_cites_each_kind() {
         min_citations: 1,
         max_citations: 1,
         seed: Some(3),
-    };
+    }
+    .validated()
+    .unwrap();
     let cited = client.cite(&input, &opts, &no_progress).await.unwrap();
     assert_eq!(cited.kind, OutputKind::Pptx);
     assert_eq!(documents::sniff(&cited.bytes).unwrap(), DocKind::Pptx);
@@ -180,7 +182,7 @@ async fn server_errors_malformed_answers_and_slow_drips() {
     let err = client
         .cite(
             &Input::essay("x").unwrap(),
-            &CiteOptions::default(),
+            &ValidOptions::default(),
             &no_progress,
         )
         .await
@@ -192,7 +194,7 @@ async fn server_errors_malformed_answers_and_slow_drips() {
     let cited = client
         .cite(
             &Input::document(&docx).unwrap(),
-            &CiteOptions::default(),
+            &ValidOptions::default(),
             &no_progress,
         )
         .await
@@ -291,7 +293,7 @@ async fn cite_either_way(
     streamed: bool,
     progress: &(dyn Fn(Progress) + Send + Sync),
 ) -> casebook_core::Result<OutputKind> {
-    let options = CiteOptions::default();
+    let options = ValidOptions::default();
     if streamed {
         let doc = documents::open_file(path).unwrap();
         let out = tempfile::tempfile().unwrap();
@@ -362,7 +364,7 @@ async fn a_wrong_key_on_a_large_document_is_not_sent_forever() {
     let doc = padded_docx(8 << 20);
     let input = Input::document(&doc).unwrap();
     let err = client
-        .cite(&input, &CiteOptions::default(), &no_progress)
+        .cite(&input, &ValidOptions::default(), &no_progress)
         .await
         .unwrap_err();
     match err.code() {
@@ -377,7 +379,7 @@ async fn a_wrong_key_on_a_large_document_is_not_sent_forever() {
     }
     s.faults().set_read_refused(true);
     let err = client
-        .cite(&input, &CiteOptions::default(), &no_progress)
+        .cite(&input, &ValidOptions::default(), &no_progress)
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Unauthorized, "{err}");
@@ -467,7 +469,7 @@ async fn a_cancel_in_each_phase_of_a_slow_cite_keeps_nothing() {
         let source = CiteSource::Document { path: path.clone() };
         let run = tokio::spawn(async move {
             running
-                .run(client, source, CiteOptions::default(), move |p| {
+                .run(client, source, ValidOptions::default(), move |p| {
                     let _ = tx.send(p);
                 })
                 .await

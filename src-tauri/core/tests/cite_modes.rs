@@ -6,7 +6,7 @@
 
 use casebook_core::ErrorCode;
 use casebook_core::citations::client::{
-    CitationClient, CiteOptions, Input, Mode, Upload, no_progress,
+    CitationClient, CiteOptions, Input, Mode, Upload, ValidOptions, no_progress,
 };
 use casebook_core::citations::documents;
 use casebook_core::citations::summary;
@@ -42,13 +42,15 @@ async fn sandbox(v: CiteVariants) -> (RunningSandbox, CitationClient) {
     (s, c)
 }
 
-fn every() -> CiteOptions {
+fn every() -> ValidOptions {
     CiteOptions {
         mode: Mode::Every,
         min_citations: 1,
         max_citations: 2,
         seed: None,
     }
+    .validated()
+    .unwrap()
 }
 
 async fn cite_essay(c: &CitationClient) -> casebook_core::Result<String> {

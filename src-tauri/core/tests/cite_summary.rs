@@ -4,7 +4,8 @@
 
 use casebook_core::ErrorCode;
 use casebook_core::citations::client::{
-    CitationClient, CiteOptions, Input, Mode, OutputKind, Preview, PreviewSource, no_progress,
+    CitationClient, CiteOptions, Input, Mode, OutputKind, Preview, PreviewSource, ValidOptions,
+    no_progress,
 };
 use casebook_core::citations::reader;
 use casebook_core::citations::summary::{CiteSummary, summarize_local, summarize_text};
@@ -44,13 +45,15 @@ async fn setup() -> (RunningSandbox, CitationClient) {
     (s, client)
 }
 
-fn options(seed: u64) -> CiteOptions {
+fn options(seed: u64) -> ValidOptions {
     CiteOptions {
         mode: Mode::Every,
         min_citations: 1,
         max_citations: 2,
         seed: Some(seed),
     }
+    .validated()
+    .unwrap()
 }
 
 /// What the sandbox says it did, from the fields it adds to the cite answer.

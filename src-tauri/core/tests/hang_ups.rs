@@ -5,7 +5,7 @@
 
 use casebook_core::ErrorCode;
 use casebook_core::citations::client::{
-    CitationClient, CiteOptions, Input, OutputKind, no_progress,
+    CitationClient, Input, OutputKind, ValidOptions, no_progress,
 };
 use casebook_core::keys::ApiKey;
 use casebook_core::missions::client::{InvestigationClient, MissionSpec};
@@ -103,7 +103,7 @@ async fn cite_with_countdowns(
     let cited = client
         .cite(
             &Input::document(&doc).unwrap(),
-            &CiteOptions::default(),
+            &ValidOptions::default(),
             &progress,
         )
         .await

@@ -82,14 +82,35 @@ impl Default for CiteOptions {
 }
 
 impl CiteOptions {
-    pub fn validate(&self) -> Result<()> {
+    /// The options as a [`ValidOptions`], or why they cannot be cited with. Called where
+    /// options come in (settings, the window's cite, the CLI's arguments), so that the
+    /// layers below take them as checked.
+    pub fn validated(self) -> Result<ValidOptions> {
         if self.min_citations > self.max_citations {
             return Err(Error::invalid_input(format!(
                 "The minimum ({}) is greater than the maximum ({}) citations per paragraph.",
                 self.min_citations, self.max_citations
             )));
         }
-        Ok(())
+        Ok(ValidOptions(self))
+    }
+}
+
+/// [`CiteOptions`] that passed [`CiteOptions::validated`], the only way to make one
+/// (the defaults are valid too): what takes these need not check them again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ValidOptions(CiteOptions);
+
+impl std::ops::Deref for ValidOptions {
+    type Target = CiteOptions;
+    fn deref(&self) -> &CiteOptions {
+        &self.0
+    }
+}
+
+impl From<ValidOptions> for CiteOptions {
+    fn from(o: ValidOptions) -> Self {
+        o.0
     }
 }
 
@@ -116,10 +137,9 @@ impl<'a> Input<'a> {
 }
 
 /// The JSON after the document or essay in a request: the options and the closing brace.
-fn options_tail(options: Option<&CiteOptions>) -> Result<String> {
+fn options_tail(options: Option<&ValidOptions>) -> String {
     let mut tail = String::new();
     if let Some(o) = options {
-        o.validate()?;
         tail.push_str(&format!(
             ",\"mode\":\"{}\",\"minCitations\":{},\"maxCitations\":{}",
             o.mode.as_str(),
@@ -131,7 +151,7 @@ fn options_tail(options: Option<&CiteOptions>) -> Result<String> {
         }
     }
     tail.push('}');
-    Ok(tail)
+    tail
 }
 
 const DOCUMENT_HEAD: &[u8] = b"{\"fileBase64\":\"";
@@ -140,12 +160,12 @@ const DOCUMENT_HEAD: &[u8] = b"{\"fileBase64\":\"";
 /// streamed from the file.
 pub(crate) fn document_body(
     doc: &documents::OpenDocument,
-    options: &CiteOptions,
+    options: &ValidOptions,
 ) -> Result<DocumentBody> {
     let body = DocumentBody::new(
         doc,
         DOCUMENT_HEAD,
-        format!("\"{}", options_tail(Some(options))?),
+        format!("\"{}", options_tail(Some(options))),
     )?;
     if doc.len > documents::MAX_DOCUMENT_BYTES || body.content_length() > MAX_REQUEST_BYTES {
         return Err(documents::too_large(doc.len));
@@ -155,8 +175,8 @@ pub(crate) fn document_body(
 
 /// Builds a request body with one copy of the document: its base64 is encoded
 /// straight into the body buffer between the JSON around it.
-pub fn request_body(input: &Input<'_>, options: Option<&CiteOptions>) -> Result<Vec<u8>> {
-    let tail = options_tail(options)?;
+pub fn request_body(input: &Input<'_>, options: Option<&ValidOptions>) -> Result<Vec<u8>> {
+    let tail = options_tail(options);
     let body = match input {
         Input::Essay(text) => {
             let escaped =
@@ -635,7 +655,7 @@ impl CitationClient {
     pub async fn cite(
         &self,
         input: &Input<'_>,
-        options: &CiteOptions,
+        options: &ValidOptions,
         progress: &(dyn Fn(Progress) + Send + Sync),
     ) -> Result<Cited> {
         let body = request_body(input, Some(options))?;
@@ -650,7 +670,7 @@ impl CitationClient {
     pub async fn cite_into(
         &self,
         upload: Upload<'_>,
-        options: &CiteOptions,
+        options: &ValidOptions,
         progress: &(dyn Fn(Progress) + Send + Sync),
         out: std::fs::File,
     ) -> Result<CitedFile> {
@@ -738,7 +758,7 @@ mod tests {
             bytes: &doc,
             kind: DocKind::Docx,
         };
-        let body = request_body(&input, Some(&CiteOptions::default())).unwrap();
+        let body = request_body(&input, Some(&ValidOptions::default())).unwrap();
         let v: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(B64.decode(v["fileBase64"].as_str().unwrap()).unwrap(), doc);
         assert_eq!(v["mode"], "every_other");
@@ -766,7 +786,9 @@ mod tests {
                 let options = CiteOptions {
                     seed: Some(7),
                     ..Default::default()
-                };
+                }
+                .validated()
+                .unwrap();
                 let body = document_body(&doc, &options).unwrap();
                 let mut streamed = Vec::new();
                 let mut chunks = std::pin::pin!(body.chunks());
@@ -799,7 +821,7 @@ mod tests {
         )
         .unwrap();
         let doc = documents::open_file(&path).unwrap();
-        let body = document_body(&doc, &CiteOptions::default()).unwrap();
+        let body = document_body(&doc, &ValidOptions::default()).unwrap();
         for change in [1i64, -1] {
             let len = (doc.len as i64 + change) as u64;
             std::fs::OpenOptions::new()
@@ -841,7 +863,7 @@ mod tests {
             bytes: &doc,
             kind: DocKind::Docx,
         };
-        let refused = request_body(&input, Some(&CiteOptions::default()))
+        let refused = request_body(&input, Some(&ValidOptions::default()))
             .err()
             .map(|e| e.code);
         assert_eq!(refused, Some(ErrorCode::TooLarge));
@@ -852,10 +874,14 @@ mod tests {
         };
         let body = request_body(
             &input,
-            Some(&CiteOptions {
-                seed: Some(u64::MAX),
-                ..Default::default()
-            }),
+            Some(
+                &CiteOptions {
+                    seed: Some(u64::MAX),
+                    ..Default::default()
+                }
+                .validated()
+                .unwrap(),
+            ),
         )
         .unwrap();
         assert!(body.len() as u64 <= MAX_REQUEST_BYTES, "{}", body.len());
@@ -868,10 +894,15 @@ mod tests {
             max_citations: 1,
             ..Default::default()
         };
-        let input = Input::essay("x").unwrap();
+        let refused = o.validated().unwrap_err();
+        assert_eq!(refused.code, ErrorCode::InvalidInput);
         assert_eq!(
-            request_body(&input, Some(&o)).unwrap_err().code,
-            ErrorCode::InvalidInput
+            refused.message,
+            "The minimum (3) is greater than the maximum (1) citations per paragraph."
+        );
+        assert_eq!(
+            ValidOptions::default(),
+            CiteOptions::default().validated().unwrap()
         );
     }
 

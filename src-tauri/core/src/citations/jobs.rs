@@ -5,7 +5,7 @@
 //! for the app, with ids made here, at most two at once, cancel, and the results
 //! held until saved or discarded.
 
-use crate::citations::client::{CitationClient, CiteOptions, OutputKind, Upload};
+use crate::citations::client::{CitationClient, OutputKind, Upload, ValidOptions};
 use crate::citations::documents;
 use crate::citations::summary::{self, CiteSummary};
 use crate::error::{Error, ErrorCode, Result};
@@ -187,11 +187,10 @@ pub async fn temporary_output() -> Result<std::fs::File> {
 pub async fn cite_source(
     client: &CitationClient,
     source: &CiteSource,
-    options: &CiteOptions,
+    options: &ValidOptions,
     progress: &(dyn Fn(Progress) + Send + Sync),
     out: std::fs::File,
 ) -> Result<Cited> {
-    options.validate()?;
     let (path, cited, summary) = match source {
         CiteSource::Document { path } => {
             let open = path.clone();
@@ -278,10 +277,9 @@ impl CiteJobs {
         &self,
         client: CitationClient,
         source: CiteSource,
-        options: CiteOptions,
+        options: ValidOptions,
         progress: impl Fn(CiteProgress) + Send + Sync + 'static,
     ) -> Result<CiteOutcome> {
-        options.validate()?;
         let job_id = format!("cite-{}", self.next.fetch_add(1, Ordering::Relaxed));
         progress(CiteProgress::Queued {
             job_id: job_id.clone(),
