@@ -406,166 +406,214 @@ struct StyleInfo {
 fn read_docx<R: Read + Seek>(pkg: &mut Package<R>) -> Result<LocalDocument> {
     let xml = pkg.require(DOCX_MAIN)?;
     let styles = docx_styles(pkg);
+    let mut body = DocxBody::default();
+    walk(&xml, DOCX_MAIN, |ev| body.step(ev))?;
+    Ok(body.into_document(&styles))
+}
 
-    let mut frames: Vec<WFrame> = Vec::new();
-    // Depth at which a subtree that is not the document's text began: deleted or
-    // moved-away text, and the Fallback copy of content Word writes twice.
-    let mut skip_from: Option<usize> = None;
-    let mut open: Vec<usize> = Vec::new();
-    let mut paras: Vec<Building> = Vec::new();
-    let mut containers: Containers = Vec::new();
-    let mut seq = 0u64;
+/// `word/document.xml` as far as it has been walked.
+#[derive(Default)]
+struct DocxBody {
+    frames: Vec<WFrame>,
+    /// Depth at which a subtree that is not the document's text began: deleted or
+    /// moved-away text, and the Fallback copy of content Word writes twice.
+    skip_from: Option<usize>,
+    open: Vec<usize>,
+    paras: Vec<Building>,
+    containers: Containers,
+    seq: u64,
+}
 
-    walk(&xml, DOCX_MAIN, |ev| {
-        seq += 1;
+impl DocxBody {
+    fn step(&mut self, ev: Ev<'_, '_>) -> Result<()> {
+        self.seq += 1;
         match ev {
-            Ev::Open(e) => {
-                let depth = frames.len();
-                let parent = frames.last().map(|f| f.kind);
-                if skip_from.is_none()
-                    && (e.is(Ns::W, "del") || e.is(Ns::W, "moveFrom") || e.is(Ns::Mc, "Fallback"))
-                {
-                    skip_from = Some(depth);
-                }
-                let mut kind = WKind::Other;
-                if skip_from.is_none() && e.ns == Ns::W {
-                    match e.local {
-                        b"p" => {
-                            if paras.len() >= MAX_PARAGRAPHS {
-                                return Err(too_many());
-                            }
-                            kind = WKind::Para;
-                            let container = match frames.last_mut() {
-                                Some(f) => match f.container {
-                                    Some(c) => c,
-                                    None => {
-                                        containers.push((f.seq, u64::MAX));
-                                        f.container = Some(containers.len() - 1);
-                                        containers.len() - 1
-                                    }
-                                },
-                                None => {
-                                    containers.push((0, u64::MAX));
-                                    containers.len() - 1
-                                }
-                            };
-                            open.push(paras.len());
-                            paras.push(Building {
-                                text: String::new(),
-                                style: None,
-                                outline: false,
-                                seq,
-                                container,
-                            });
-                        }
-                        b"pPr" if parent == Some(WKind::Para) => kind = WKind::PPr,
-                        b"pStyle" if parent == Some(WKind::PPr) => {
-                            if let Some(&p) = open.last() {
-                                paras[p].style = e.attr(Some(Ns::W), "val");
-                            }
-                        }
-                        b"outlineLvl" if parent == Some(WKind::PPr) => {
-                            if let Some(&p) = open.last() {
-                                paras[p].outline = e
-                                    .attr(Some(Ns::W), "val")
-                                    .and_then(|v| v.trim().parse::<u32>().ok())
-                                    .is_some_and(|v| v < 9);
-                            }
-                        }
-                        b"r" => kind = WKind::Run,
-                        b"t" if parent == Some(WKind::Run) => kind = WKind::Text,
-                        b"tab" | b"ptab" | b"br" | b"cr" if parent == Some(WKind::Run) => {
-                            if let Some(&p) = open.last() {
-                                paras[p].text.push(' ');
-                            }
-                        }
-                        b"noBreakHyphen" if parent == Some(WKind::Run) => {
-                            if let Some(&p) = open.last() {
-                                paras[p].text.push('-');
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                frames.push(WFrame {
-                    kind,
-                    seq,
-                    container: None,
-                });
-            }
-            Ev::Close => {
-                if let Some(f) = frames.pop() {
-                    if let Some(c) = f.container {
-                        containers[c].1 = seq;
-                    }
-                    if f.kind == WKind::Para {
-                        open.pop();
-                    }
-                }
-                if skip_from == Some(frames.len()) {
-                    skip_from = None;
-                }
-            }
-            Ev::Text(t) => {
-                if skip_from.is_none()
-                    && frames.last().is_some_and(|f| f.kind == WKind::Text)
-                    && let Some(&p) = open.last()
-                {
-                    paras[p].text.push_str(t);
-                }
-            }
+            Ev::Open(e) => self.open_element(&e)?,
+            Ev::Close => self.close_element(),
+            Ev::Text(t) => self.text(t),
         }
         Ok(())
-    })?;
-
-    let is_heading = |b: &Building| {
-        b.outline
-            || b.style.as_deref().is_some_and(|id| {
-                heading_name(id)
-                    || styles
-                        .get(id)
-                        .is_some_and(|s| s.outline || s.name.as_deref().is_some_and(heading_name))
-            })
-    };
-    let paras: Vec<Building> = paras
-        .into_iter()
-        .filter(|p| !p.text.trim().is_empty())
-        .collect();
-
-    let mut refs_heading = None;
-    let mut refs_range = 0..0;
-    if let Some(h) = paras.iter().rposition(|p| is_references_heading(&p.text)) {
-        let (open_at, close_at) = containers[paras[h].container];
-        let end = paras[h + 1..]
-            .iter()
-            .position(|p| is_heading(p) || p.seq <= open_at || p.seq >= close_at)
-            .map_or(paras.len(), |n| h + 1 + n);
-        refs_heading = Some(h);
-        refs_range = h + 1..end;
     }
 
-    let mut doc = LocalDocument {
-        kind: DocKind::Docx,
-        paragraphs: Vec::new(),
-        references_heading: None,
-        references: Vec::new(),
-    };
-    for (i, p) in paras.into_iter().enumerate() {
-        if Some(i) == refs_heading {
-            doc.references_heading = Some(p.text.trim().to_owned());
-        } else if refs_range.contains(&i) {
-            doc.references.push(p.text.trim().to_owned());
-        } else {
-            doc.paragraphs.push(Paragraph {
-                index: doc.paragraphs.len() as u32,
-                text: p.text,
-                slide: None,
-                style: p.style,
-                notes: false,
-            });
+    fn open_element(&mut self, e: &El<'_, '_>) -> Result<()> {
+        let depth = self.frames.len();
+        let parent = self.frames.last().map(|f| f.kind);
+        if self.skip_from.is_none()
+            && (e.is(Ns::W, "del") || e.is(Ns::W, "moveFrom") || e.is(Ns::Mc, "Fallback"))
+        {
+            self.skip_from = Some(depth);
+        }
+        let mut kind = WKind::Other;
+        if self.skip_from.is_none() && e.ns == Ns::W {
+            kind = self.word_element(e, parent)?;
+        }
+        self.frames.push(WFrame {
+            kind,
+            seq: self.seq,
+            container: None,
+        });
+        Ok(())
+    }
+
+    /// What a WordprocessingML element in the text is, noting what it adds to the open
+    /// paragraph.
+    fn word_element(&mut self, e: &El<'_, '_>, parent: Option<WKind>) -> Result<WKind> {
+        let in_run = parent == Some(WKind::Run);
+        let in_props = parent == Some(WKind::PPr);
+        match e.local {
+            b"p" => {
+                self.start_paragraph()?;
+                return Ok(WKind::Para);
+            }
+            b"pPr" if parent == Some(WKind::Para) => return Ok(WKind::PPr),
+            b"pStyle" if in_props => {
+                if let Some(p) = self.current() {
+                    p.style = e.attr(Some(Ns::W), "val");
+                }
+            }
+            b"outlineLvl" if in_props => {
+                if let Some(p) = self.current() {
+                    p.outline = e
+                        .attr(Some(Ns::W), "val")
+                        .and_then(|v| v.trim().parse::<u32>().ok())
+                        .is_some_and(|v| v < 9);
+                }
+            }
+            b"r" => return Ok(WKind::Run),
+            b"t" if in_run => return Ok(WKind::Text),
+            b"tab" | b"ptab" | b"br" | b"cr" if in_run => {
+                if let Some(p) = self.current() {
+                    p.text.push(' ');
+                }
+            }
+            b"noBreakHyphen" if in_run => {
+                if let Some(p) = self.current() {
+                    p.text.push('-');
+                }
+            }
+            _ => {}
+        }
+        Ok(WKind::Other)
+    }
+
+    /// The paragraph whose elements are being read, if any.
+    fn current(&mut self) -> Option<&mut Building> {
+        let &p = self.open.last()?;
+        Some(&mut self.paras[p])
+    }
+
+    fn start_paragraph(&mut self) -> Result<()> {
+        if self.paras.len() >= MAX_PARAGRAPHS {
+            return Err(too_many());
+        }
+        let container = match self.frames.last_mut() {
+            Some(f) => match f.container {
+                Some(c) => c,
+                None => {
+                    self.containers.push((f.seq, u64::MAX));
+                    f.container = Some(self.containers.len() - 1);
+                    self.containers.len() - 1
+                }
+            },
+            None => {
+                self.containers.push((0, u64::MAX));
+                self.containers.len() - 1
+            }
+        };
+        self.open.push(self.paras.len());
+        self.paras.push(Building {
+            text: String::new(),
+            style: None,
+            outline: false,
+            seq: self.seq,
+            container,
+        });
+        Ok(())
+    }
+
+    fn close_element(&mut self) {
+        if let Some(f) = self.frames.pop() {
+            if let Some(c) = f.container {
+                self.containers[c].1 = self.seq;
+            }
+            if f.kind == WKind::Para {
+                self.open.pop();
+            }
+        }
+        if self.skip_from == Some(self.frames.len()) {
+            self.skip_from = None;
         }
     }
-    Ok(doc)
+
+    fn text(&mut self, t: &str) {
+        if self.skip_from.is_none()
+            && self.frames.last().is_some_and(|f| f.kind == WKind::Text)
+            && let Some(&p) = self.open.last()
+        {
+            self.paras[p].text.push_str(t);
+        }
+    }
+
+    /// The non-blank paragraphs, with the References section's heading and entries
+    /// taken out of the body.
+    fn into_document(self, styles: &HashMap<String, StyleInfo>) -> LocalDocument {
+        let is_heading = |b: &Building| {
+            b.outline
+                || b.style.as_deref().is_some_and(|id| {
+                    heading_name(id)
+                        || styles.get(id).is_some_and(|s| {
+                            s.outline || s.name.as_deref().is_some_and(heading_name)
+                        })
+                })
+        };
+        let paras: Vec<Building> = self
+            .paras
+            .into_iter()
+            .filter(|p| !p.text.trim().is_empty())
+            .collect();
+        let (refs_heading, refs_range) = references_span(&paras, &self.containers, is_heading);
+
+        let mut doc = LocalDocument {
+            kind: DocKind::Docx,
+            paragraphs: Vec::new(),
+            references_heading: None,
+            references: Vec::new(),
+        };
+        for (i, p) in paras.into_iter().enumerate() {
+            if Some(i) == refs_heading {
+                doc.references_heading = Some(p.text.trim().to_owned());
+            } else if refs_range.contains(&i) {
+                doc.references.push(p.text.trim().to_owned());
+            } else {
+                doc.paragraphs.push(Paragraph {
+                    index: doc.paragraphs.len() as u32,
+                    text: p.text,
+                    slide: None,
+                    style: p.style,
+                    notes: false,
+                });
+            }
+        }
+        doc
+    }
+}
+
+/// The last References heading and the entries after it, which end at the next heading
+/// or where the element holding the heading ends (a list in a table cell ends with it).
+fn references_span(
+    paras: &[Building],
+    containers: &Containers,
+    is_heading: impl Fn(&Building) -> bool,
+) -> (Option<usize>, std::ops::Range<usize>) {
+    let Some(h) = paras.iter().rposition(|p| is_references_heading(&p.text)) else {
+        return (None, 0..0);
+    };
+    let (open_at, close_at) = containers[paras[h].container];
+    let end = paras[h + 1..]
+        .iter()
+        .position(|p| is_heading(p) || p.seq <= open_at || p.seq >= close_at)
+        .map_or(paras.len(), |n| h + 1 + n);
+    (Some(h), h + 1..end)
 }
 
 /// Style ids and names such as "Heading1", "heading 1", "Title", "TOC Heading".
