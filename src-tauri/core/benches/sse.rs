@@ -1,7 +1,7 @@
 //! SSE decoding throughput: Casebook's decoder side by side with the
 //! eventsource-stream crate, on the same mission-like stream in TCP-sized chunks.
 
-use casebook_core::missions::sse::SseDecoder;
+use casebook_core::missions::protocol::sse::SseDecoder;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use futures_util::StreamExt;
 use std::hint::black_box;

@@ -6,7 +6,7 @@
 
 use casebook_core::missions::client::MissionEvent;
 use casebook_core::missions::conversation::{Conversation, Item, ItemKind, Source, StepStatus};
-use casebook_core::missions::eve::{Generation, LineReader, Record};
+use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record};
 use casebook_core::missions::store::MissionStore;
 use std::collections::BTreeMap;
 use std::path::PathBuf;

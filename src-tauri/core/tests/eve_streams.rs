@@ -4,7 +4,7 @@
 
 use casebook_core::missions::client::MissionEvent;
 use casebook_core::missions::conversation::{Conversation, Role};
-use casebook_core::missions::eve::{Generation, LineReader, Record, Transport};
+use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record, Transport};
 use casebook_core::missions::store::MissionStatus;
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! eventsource-parser (`tests/data/sse/`), each one fed whole, in 1-byte chunks, in 2-byte
 //! chunks and, where the source fed it in particular chunks, in those.
 
-use casebook_core::missions::sse::{SseDecoder, SseEvent};
+use casebook_core::missions::protocol::sse::{SseDecoder, SseEvent};
 use serde_json::Value;
 
 fn vectors() -> Vec<Value> {

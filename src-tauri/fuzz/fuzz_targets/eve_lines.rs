@@ -1,13 +1,13 @@
 //! eve's NDJSON lines in every generation: whole and chunked input give the same records
 //! (stored lines with their events, transport records) or the same refusal; nothing panics.
 #![no_main]
-use casebook_core::missions::eve::{Generation, LineReader};
+use casebook_core::missions::protocol::ndjson::{Generation, LineReader};
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]
 mod common;
 
-fn read<'a>(g: Generation, chunks: impl IntoIterator<Item = &'a [u8]>) -> Result<Vec<casebook_core::missions::eve::Record>, ()> {
+fn read<'a>(g: Generation, chunks: impl IntoIterator<Item = &'a [u8]>) -> Result<Vec<casebook_core::missions::protocol::ndjson::Record>, ()> {
     let mut reader = LineReader::new(g);
     let mut out = Vec::new();
     for c in chunks {

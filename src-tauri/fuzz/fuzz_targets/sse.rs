@@ -1,7 +1,7 @@
 //! The SSE decoder: the same bytes whole and in random chunks give the same events,
 //! the same resume id and retry, and the same limit verdict; nothing panics.
 #![no_main]
-use casebook_core::missions::sse::{SseDecoder, SseEvent};
+use casebook_core::missions::protocol::sse::{SseDecoder, SseEvent};
 use libfuzzer_sys::fuzz_target;
 
 #[path = "common.rs"]

@@ -1,5 +1,5 @@
 //! The investigation service and a mission's life in Casebook: the client and the
-//! typed events ([`client`]), the stream's wire formats ([`sse`]) and following it
+//! typed events ([`client`]), the stream's wire formats ([`protocol`]) and following it
 //! across drops ([`stream`]), the history on disk ([`store`]), one watcher per mission
 //! shared by every window ([`follower`]), how an event reads ([`cards`]), the conversation the
 //! records make ([`conversation`], its Markdown as HTML in [`markdown`]), and exports
@@ -9,10 +9,9 @@ pub mod cards;
 pub mod client;
 pub mod conversation;
 pub mod conversation_store;
-pub mod eve;
 pub mod follower;
 pub mod markdown;
-pub mod sse;
+pub mod protocol;
 pub mod store;
 pub mod stream;
 pub mod transcript;

@@ -158,7 +158,7 @@ impl MissionStatus {
     /// session waiting; we show it as cancelled until the next turn.
     pub fn after(self, event: &MissionEvent) -> Self {
         let field = |k: &str| event.data.get(k).and_then(serde_json::Value::as_str);
-        // eve's vocabulary beyond the kinds the seeds name (see `missions::eve`).
+        // eve's vocabulary beyond the kinds the seeds name (see `missions::protocol::ndjson`).
         match event.event.as_str() {
             "input.requested" | "interaction.opened" | "turn.paused" => {
                 return MissionStatus::NeedsInput;

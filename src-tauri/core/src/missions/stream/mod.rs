@@ -1,6 +1,6 @@
 //! Following a mission's event stream to its end, across drops.
 //!
-//! The stream is `text/event-stream` (decoded by [`crate::missions::sse`]) or NDJSON. When the
+//! The stream is `text/event-stream` (decoded by [`crate::missions::protocol::sse`]) or NDJSON. When the
 //! connection drops before the case is waiting or complete, we reconnect with
 //! `Last-Event-ID` and back off (honouring the server's `retry:` up to a cap).
 //!
@@ -26,8 +26,8 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::client::{InvestigationClient, MissionEvent};
-use crate::missions::eve::{self, Generation, LineReader, Record, Transport};
-use crate::missions::sse::SseDecoder;
+use crate::missions::protocol::ndjson::{self, Generation, LineReader, Record, Transport};
+use crate::missions::protocol::sse::SseDecoder;
 use crate::net::connection::READ_IDLE_TIMEOUT;
 use crate::net::http::{error_from, network_error, retry_after};
 use serde::Serialize;
@@ -616,7 +616,7 @@ impl InvestigationClient {
                                 pending_end = None;
                             }
                             let historical = ndjson && tail.is_some_and(|t| (at as i64) < t);
-                            if eve::turn_end(&event).is_some() && !historical {
+                            if ndjson::turn_end(&event).is_some() && !historical {
                                 pending_end = Some((event.clone(), at));
                             }
                             on_update(WatchUpdate::Event { event });
