@@ -4,8 +4,8 @@
 //! what each kind of record becomes; and the conversation kept by the store, reopened
 //! after a restart, paged and searched.
 
-use casebook_core::missions::client::MissionEvent;
 use casebook_core::missions::conversation::{Conversation, Item, ItemKind, Source, StepStatus};
+use casebook_core::missions::protocol::MissionEvent;
 use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record};
 use casebook_core::missions::store::MissionStore;
 use std::collections::BTreeMap;

@@ -5,11 +5,10 @@
 
 use casebook_core::ErrorCode;
 use casebook_core::keys::ApiKey;
-use casebook_core::missions::client::{
-    FollowUp, InputResponse, InvestigationClient, MissionEvent, MissionSpec,
-};
+use casebook_core::missions::client::{FollowUp, InputResponse, InvestigationClient, MissionSpec};
 use casebook_core::missions::conversation::Conversation;
 use casebook_core::missions::follower::{Follower, Quiet};
+use casebook_core::missions::protocol::{self, MissionEvent};
 use casebook_core::missions::store::{MissionStatus, MissionStore};
 use casebook_core::missions::stream::{WatchEnd, WatchEndReason, WatchOptions, WatchUpdate};
 use casebook_core::net::connection::Connection;
@@ -100,7 +99,7 @@ fn names(events: &[MissionEvent]) -> Vec<&str> {
 fn status_of(events: &[MissionEvent]) -> MissionStatus {
     events
         .iter()
-        .fold(MissionStatus::Running, |s, e| s.after(e))
+        .fold(MissionStatus::Running, |s, e| s.after(&protocol::read(e)))
 }
 
 #[tokio::test]

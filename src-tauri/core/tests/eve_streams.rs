@@ -2,9 +2,9 @@
 //! random chunks (cut inside JSON strings and UTF-8 characters) to the same records, and
 //! the conversation each one makes.
 
-use casebook_core::missions::client::MissionEvent;
 use casebook_core::missions::conversation::{Conversation, Role};
 use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record, Transport};
+use casebook_core::missions::protocol::{self, MissionEvent};
 use casebook_core::missions::store::MissionStatus;
 use std::path::PathBuf;
 
@@ -139,11 +139,11 @@ fn generation_a_is_a_two_turn_conversation_with_an_answered_question() {
     assert_eq!(half.pending()[0].options[0].id, "weather");
     let status = events[..=first_wait]
         .iter()
-        .fold(MissionStatus::Running, |s, e| s.after(e));
+        .fold(MissionStatus::Running, |s, e| s.after(&protocol::read(e)));
     assert_eq!(status, MissionStatus::NeedsInput);
     let status = events
         .iter()
-        .fold(MissionStatus::Running, |s, e| s.after(e));
+        .fold(MissionStatus::Running, |s, e| s.after(&protocol::read(e)));
     assert_eq!(status, MissionStatus::Waiting);
     // Both waits end a turn: a watcher must decide from the newest.
     assert_eq!(events.iter().filter(|e| e.is_terminal()).count(), 2);
@@ -164,7 +164,7 @@ fn generation_b_holds_its_turn_for_input_not_for_tasks_and_ends_failed() {
     );
     let status = events
         .iter()
-        .fold(MissionStatus::Running, |s, e| s.after(e));
+        .fold(MissionStatus::Running, |s, e| s.after(&protocol::read(e)));
     assert_eq!(status, MissionStatus::Failed);
     let c = Conversation::from_events(&events);
     assert!(
@@ -189,6 +189,6 @@ fn generation_27_assembles_its_parts_and_holds_for_its_interaction() {
     assert_eq!(turn.data["scope"]["turnId"], "t1");
     let status = events
         .iter()
-        .fold(MissionStatus::Running, |s, e| s.after(e));
+        .fold(MissionStatus::Running, |s, e| s.after(&protocol::read(e)));
     assert_eq!(status, MissionStatus::Complete);
 }

@@ -4,8 +4,9 @@
 use casebook_core::ErrorCode;
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
-use casebook_core::missions::client::{FollowUp, MissionEvent, MissionSpec};
+use casebook_core::missions::client::{FollowUp, MissionSpec};
 use casebook_core::missions::follower::{MissionUpdate, Observer, Sink};
+use casebook_core::missions::protocol::MissionEvent;
 use casebook_core::missions::store::{EventFilter, MissionRecord, MissionStatus, MissionStore};
 use casebook_sandbox::MissionProtocol;
 use std::sync::{Arc, Mutex};

@@ -3,9 +3,8 @@
 
 use casebook_core::ErrorCode;
 use casebook_core::keys::ApiKey;
-use casebook_core::missions::client::{
-    EventKind, InvestigationClient, MissionEvent, MissionSpec, Session,
-};
+use casebook_core::missions::client::{InvestigationClient, MissionSpec, Session};
+use casebook_core::missions::protocol::{EventKind, MissionEvent};
 use casebook_core::missions::store::{MissionStatus, MissionStore};
 use casebook_core::missions::stream::{WatchOptions, WatchUpdate};
 use casebook_core::net::connection::Connection;

@@ -6,7 +6,8 @@
 //! (a multi-line draft, say) becomes a `Text` card with its lines, never a JSON
 //! string with literal `\n`.
 
-use crate::missions::client::{EventKind, MissionEvent, Payload, format_usd};
+use crate::missions::client::format_usd;
+use crate::missions::protocol::{EventKind, MissionEvent, Payload};
 use serde::Serialize;
 use serde_json::Value;
 use ts_rs::TS;

@@ -121,8 +121,8 @@ pub struct Session {
     pub extra: serde_json::Map<String, serde_json::Value>,
 }
 
-/// The service's answer to a cancel request. The turn is not cancelled until
-/// `turn.cancelled` arrives on the stream.
+/// The service's answer to a cancel request. The turn is not cancelled until the
+/// stream says it ended cancelled.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename_all = "camelCase")]
@@ -183,173 +183,6 @@ pub struct Delivered {
 /// How long a follow-up answered `409 session_not_ready` is tried again (eve's own client
 /// retries about 20 s).
 pub const NOT_READY_FOR: std::time::Duration = std::time::Duration::from_secs(20);
-
-/// The kinds of event Casebook knows; anything else is `Unknown` and is shown with
-/// its name and raw JSON, never dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "snake_case")]
-#[ts(rename_all = "snake_case")]
-pub enum EventKind {
-    TurnStarted,
-    Plan,
-    SearchQuery,
-    SourceFound,
-    Evidence,
-    FindingVerified,
-    SpendUpdated,
-    ReportFinal,
-    TurnCompleted,
-    TurnCancelled,
-    SessionWaiting,
-    SessionCompleted,
-    Unknown,
-}
-
-impl EventKind {
-    pub fn of(event: &str) -> Self {
-        match event {
-            "turn.started" => EventKind::TurnStarted,
-            "plan" => EventKind::Plan,
-            "search.query" => EventKind::SearchQuery,
-            "source.found" => EventKind::SourceFound,
-            "evidence" => EventKind::Evidence,
-            "finding.verified" => EventKind::FindingVerified,
-            "spend.updated" => EventKind::SpendUpdated,
-            "report.final" => EventKind::ReportFinal,
-            "turn.completed" => EventKind::TurnCompleted,
-            "turn.cancelled" => EventKind::TurnCancelled,
-            "session.waiting" => EventKind::SessionWaiting,
-            // The contract does not name the completion event; accept the likely spellings.
-            "session.completed" | "session.complete" | "session.done" => {
-                EventKind::SessionCompleted
-            }
-            _ => EventKind::Unknown,
-        }
-    }
-}
-
-/// One event of a mission, as received: its id, name, kind and raw JSON data
-/// (a string when the data was not JSON).
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[serde(rename_all = "camelCase")]
-#[ts(rename_all = "camelCase")]
-pub struct MissionEvent {
-    /// The id the server put on this very event (its own SSE `id:` field, or `id` in an
-    /// NDJSON line). `None` when the event carried none, even if an earlier id is still the
-    /// stream's resume point; an empty id (the SSE reset) is `None` too. Only these ids are
-    /// used to recognise a repeated event.
-    pub id: Option<String>,
-    pub event: String,
-    pub kind: EventKind,
-    #[ts(type = "unknown")]
-    pub data: serde_json::Value,
-}
-
-impl MissionEvent {
-    pub fn new(id: Option<String>, event: String, data: &str) -> Self {
-        let data = serde_json::from_str(data)
-            .unwrap_or_else(|_| serde_json::Value::String(data.to_owned()));
-        Self {
-            id,
-            kind: EventKind::of(&event),
-            event,
-            data,
-        }
-    }
-
-    /// The typed payload of a known kind; `None` for unknown kinds or data of
-    /// another shape (the raw `data` is still there).
-    pub fn payload(&self) -> Option<Payload> {
-        let d = self.data.clone();
-        let p = match self.kind {
-            EventKind::TurnStarted => Payload::TurnStarted(serde_json::from_value(d).ok()?),
-            EventKind::Plan => Payload::Plan(serde_json::from_value(d).ok()?),
-            EventKind::SearchQuery => Payload::SearchQuery(serde_json::from_value(d).ok()?),
-            EventKind::SourceFound => Payload::SourceFound(serde_json::from_value(d).ok()?),
-            EventKind::Evidence => Payload::Evidence(serde_json::from_value(d).ok()?),
-            EventKind::FindingVerified => Payload::FindingVerified(serde_json::from_value(d).ok()?),
-            EventKind::SpendUpdated => Payload::SpendUpdated(serde_json::from_value(d).ok()?),
-            EventKind::ReportFinal => Payload::ReportFinal(serde_json::from_value(d).ok()?),
-            _ => return None,
-        };
-        Some(p)
-    }
-}
-
-/// Typed payloads of the kinds the sandbox sends (docs/contract.md). Every field
-/// is optional: a real server may send less.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Payload {
-    TurnStarted(TurnStarted),
-    Plan(Plan),
-    SearchQuery(SearchQuery),
-    SourceFound(SourceFound),
-    Evidence(Evidence),
-    FindingVerified(FindingVerified),
-    SpendUpdated(SpendUpdated),
-    ReportFinal(ReportFinal),
-}
-
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct TurnStarted {
-    pub turn_id: Option<String>,
-    pub objective: Option<String>,
-    pub budget_usd: Option<f64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct Plan {
-    pub steps: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct SearchQuery {
-    pub query: Option<String>,
-    pub engine: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct SourceFound {
-    pub title: Option<String>,
-    pub url: Option<String>,
-    pub publisher: Option<String>,
-    pub year: Option<serde_json::Value>,
-}
-
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct Evidence {
-    pub source_url: Option<String>,
-    pub quote: Option<String>,
-    pub supports: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct FindingVerified {
-    pub claim: Option<String>,
-    pub confidence: Option<f64>,
-    pub sources: Vec<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct SpendUpdated {
-    pub spent_usd: Option<f64>,
-    pub budget_usd: Option<f64>,
-}
-
-#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
-#[serde(default, rename_all = "camelCase")]
-pub struct ReportFinal {
-    pub title: Option<String>,
-    pub summary: Option<String>,
-    pub findings: Vec<String>,
-}
 
 /// The investigation service, with one key.
 #[derive(Clone, Debug)]
@@ -638,34 +471,6 @@ mod tests {
         }
         assert_eq!(format_usd(2550), "25.50");
         assert_eq!(format_usd(7), "0.07");
-    }
-
-    #[test]
-    fn events_keep_unknown_kinds_and_non_json_data() {
-        let e = MissionEvent::new(
-            Some("3".into()),
-            "weather.report".into(),
-            r#"{"sky":"grey"}"#,
-        );
-        assert_eq!(e.kind, EventKind::Unknown);
-        assert_eq!(e.data["sky"], "grey");
-        assert!(e.payload().is_none());
-        let e = MissionEvent::new(None, "plan".into(), "not json");
-        assert_eq!(e.data, serde_json::Value::String("not json".into()));
-        let e = MissionEvent::new(
-            None,
-            "source.found".into(),
-            r#"{"title":"T","url":"https://doi.org/x","year":2020}"#,
-        );
-        match e.payload() {
-            Some(Payload::SourceFound(s)) => {
-                assert_eq!(s.url.as_deref(), Some("https://doi.org/x"))
-            }
-            other => panic!("{other:?}"),
-        }
-        assert!(MissionEvent::new(None, "session.waiting".into(), "{}").is_terminal());
-        assert!(MissionEvent::new(None, "session.completed".into(), "{}").is_terminal());
-        assert!(!MissionEvent::new(None, "turn.cancelled".into(), "{}").is_terminal());
     }
 
     #[test]

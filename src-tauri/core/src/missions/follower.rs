@@ -11,9 +11,10 @@
 //! go to one [`Observer`] (the app's missions list and notifications).
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::missions::client::{InvestigationClient, MissionEvent};
+use crate::missions::client::InvestigationClient;
 use crate::missions::conversation::{Conversation, ConversationChanges};
 use crate::missions::conversation_store::{ConversationPage, WINDOW_TAIL};
+use crate::missions::protocol::MissionEvent;
 use crate::missions::store::{MissionRecord, MissionStatus, MissionStore, StoredEvent};
 use crate::missions::stream::{WatchEnd, WatchEndReason, WatchOptions, WatchUpdate};
 use serde::Serialize;
@@ -386,25 +387,25 @@ impl Follower {
         if inner.conversation.is_none() {
             inner.conversation = Some(self.store.conversation(&w.record.session_id).await?.0);
         }
-        let fresh = self
+        let appended = self
             .store
             .append_at(&w.record.session_id, std::mem::take(events), cursor.take())
             .await?;
+        let fresh = appended.events;
         if fresh.is_empty() {
             return Ok(());
         }
-        // The store moves the status with the same rule, so this matches what it saved.
         let before = inner.status;
-        let after = fresh.iter().fold(before, |s, e| s.after(&e.event));
+        let after = appended.status;
         let upto = fresh.last().map_or(0, |e| e.seq);
         let Some(mut conversation) = inner.conversation.take() else {
             return Err(Error::internal("The mission's conversation was not read."));
         };
         let sources_before = conversation.sources.len();
-        for e in &fresh {
+        for (e, facts) in fresh.iter().zip(&appended.facts) {
             // Records the stored conversation already read change nothing twice.
             if e.seq > conversation.upto() {
-                conversation.apply_at(&e.event, e.seq);
+                conversation.take_facts(facts, e.seq);
             }
         }
         Watcher::broadcast(

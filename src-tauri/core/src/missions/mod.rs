@@ -1,5 +1,5 @@
 //! The investigation service and a mission's life in Casebook: the client and the
-//! typed events ([`client`]), the stream's wire formats ([`protocol`]) and following it
+//! typed events ([`client`]), the stream's wire ([`protocol`]) and following it
 //! across drops ([`stream`]), the history on disk ([`store`]), one watcher per mission
 //! shared by every window ([`follower`]), how an event reads ([`cards`]), the conversation the
 //! records make ([`conversation`], its Markdown as HTML in [`markdown`]), and exports
@@ -10,6 +10,7 @@ pub mod client;
 pub mod conversation;
 pub mod conversation_store;
 pub mod follower;
+pub mod lifecycle;
 pub mod markdown;
 pub mod protocol;
 pub mod store;

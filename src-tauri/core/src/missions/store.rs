@@ -3,7 +3,9 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::cards::{self, Card};
-use crate::missions::client::{EventKind, MissionEvent, MissionSpec, Session};
+use crate::missions::client::{MissionSpec, Session};
+pub use crate::missions::lifecycle::MissionStatus;
+use crate::missions::protocol::{self, Fact, MissionEvent};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -95,105 +97,14 @@ pub struct ResumePoint {
     pub since: Vec<StoredEvent>,
 }
 
-/// Where a mission stands, as the UI shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
-#[serde(rename_all = "lowercase")]
-#[ts(rename_all = "lowercase")]
-pub enum MissionStatus {
-    Running,
-    /// The session waits for the person's next message.
-    Waiting,
-    /// The turn is held until the person answers a question, an approval or a sign-in.
-    #[serde(rename = "needs_input")]
-    #[ts(rename = "needs_input")]
-    NeedsInput,
-    Complete,
-    /// The session ended in failure (eve's `session.failed`, `session.ended` failed).
-    Failed,
-    Cancelled,
-    Reconnecting,
-    /// The service could not be reached for a while; Retry (or the next start) follows again.
-    Lost,
-    Error,
-}
-
-impl MissionStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            MissionStatus::Running => "running",
-            MissionStatus::Waiting => "waiting",
-            MissionStatus::NeedsInput => "needs_input",
-            MissionStatus::Complete => "complete",
-            MissionStatus::Failed => "failed",
-            MissionStatus::Cancelled => "cancelled",
-            MissionStatus::Reconnecting => "reconnecting",
-            MissionStatus::Lost => "lost",
-            MissionStatus::Error => "error",
-        }
-    }
-
-    fn parse(s: &str) -> Self {
-        match s {
-            "running" => MissionStatus::Running,
-            "waiting" => MissionStatus::Waiting,
-            "needs_input" => MissionStatus::NeedsInput,
-            "complete" => MissionStatus::Complete,
-            "failed" => MissionStatus::Failed,
-            "cancelled" => MissionStatus::Cancelled,
-            "reconnecting" => MissionStatus::Reconnecting,
-            "lost" => MissionStatus::Lost,
-            _ => MissionStatus::Error,
-        }
-    }
-
-    /// A mission in this state should be followed again after a restart.
-    pub fn is_live(self) -> bool {
-        matches!(
-            self,
-            MissionStatus::Running | MissionStatus::Reconnecting | MissionStatus::Lost
-        )
-    }
-
-    /// The status an event moves a mission to, if any. A cancelled turn leaves the
-    /// session waiting; we show it as cancelled until the next turn.
-    pub fn after(self, event: &MissionEvent) -> Self {
-        let field = |k: &str| event.data.get(k).and_then(serde_json::Value::as_str);
-        // eve's vocabulary beyond the kinds the seeds name (see `missions::protocol::ndjson`).
-        match event.event.as_str() {
-            "input.requested" | "interaction.opened" | "turn.paused" => {
-                return MissionStatus::NeedsInput;
-            }
-            "input.resolved" | "interaction.settled" | "turn.resumed" => {
-                return MissionStatus::Running;
-            }
-            "turn.waiting" if field("on") == Some("input") => return MissionStatus::NeedsInput,
-            "turn.waiting" => return MissionStatus::Running,
-            "session.failed" => return MissionStatus::Failed,
-            "turn.settled" if field("outcome") == Some("cancelled") => {
-                return MissionStatus::Cancelled;
-            }
-            "turn.settled" => return MissionStatus::Waiting,
-            "session.ended" if field("outcome") == Some("failed") => return MissionStatus::Failed,
-            "session.ended" => return MissionStatus::Complete,
-            _ => {}
-        }
-        match event.kind {
-            EventKind::TurnStarted => MissionStatus::Running,
-            EventKind::TurnCancelled => MissionStatus::Cancelled,
-            // A question asked before the turn parked (eve before 0.70) still needs its answer.
-            EventKind::SessionWaiting
-                if matches!(self, MissionStatus::Cancelled | MissionStatus::NeedsInput) =>
-            {
-                self
-            }
-            EventKind::SessionWaiting => MissionStatus::Waiting,
-            EventKind::SessionCompleted => MissionStatus::Complete,
-            _ if matches!(self, MissionStatus::Reconnecting | MissionStatus::Lost) => {
-                MissionStatus::Running
-            }
-            _ => self,
-        }
-    }
+/// What an append wrote: the events that were new, with their positions, what each
+/// says, and the mission's status after them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Appended {
+    pub events: Vec<StoredEvent>,
+    /// `facts[i]` is what `events[i]` says.
+    pub facts: Vec<Vec<Fact>>,
+    pub status: MissionStatus,
 }
 
 /// One mission in the history.
@@ -526,18 +437,18 @@ impl MissionStore {
         session_id: &str,
         events: Vec<MissionEvent>,
     ) -> Result<Vec<StoredEvent>> {
-        self.append_at(session_id, events, None).await
+        Ok(self.append_at(session_id, events, None).await?.events)
     }
 
     /// [`Self::append`], and in the same transaction the stream's cursor: `Some((next,
     /// covered))` when the first `covered` events complete the stream's lines up to
-    /// position `next`.
+    /// position `next`. The status is moved here, once, by the lifecycle's fold.
     pub async fn append_at(
         &self,
         session_id: &str,
         events: Vec<MissionEvent>,
         cursor: Option<(u64, usize)>,
-    ) -> Result<Vec<StoredEvent>> {
+    ) -> Result<Appended> {
         let id = session_id.to_owned();
         self.with(move |c| {
             // IMMEDIATE takes the write lock before reading the next position, so a
@@ -555,6 +466,7 @@ impl MissionStore {
                 .map_err(db_err)?;
             let now = now_ms();
             let mut stored = Vec::new();
+            let mut read = Vec::new();
             let mut last_id = None;
             let mut covered_seq = (cursor.is_some_and(|(_, n)| n == 0)).then(|| next - 1);
             for (i, event) in events.into_iter().enumerate() {
@@ -572,24 +484,24 @@ impl MissionStore {
                     }
                     continue;
                 }
-                status = status.after(&event);
+                let facts = protocol::read(&event);
+                status = status.after(&facts);
                 if event.id.is_some() {
                     last_id = event.id.clone();
                 }
-                // eve before 0.31 hands the next follow-up's token to each waiting session.
-                if event.event == "session.waiting"
-                    && let Some(token) = event
-                        .data
-                        .get("continuationToken")
-                        .and_then(serde_json::Value::as_str)
-                        .filter(|t| !t.is_empty())
-                {
+                if let Some(token) = facts.iter().find_map(|f| match f {
+                    Fact::Waiting {
+                        continuation_token: Some(token),
+                    } => Some(token),
+                    _ => None,
+                }) {
                     tx.execute(
                         "UPDATE missions SET continuation_token = ?2 WHERE session_id = ?1",
                         params![id, token],
                     )
                     .map_err(db_err)?;
                 }
+                read.push(facts);
                 stored.push(StoredEvent::new(next, event, now));
                 if covers {
                     covered_seq = Some(next);
@@ -610,7 +522,11 @@ impl MissionStore {
             )
             .map_err(db_err)?;
             tx.commit().map_err(db_err)?;
-            Ok(stored)
+            Ok(Appended {
+                events: stored,
+                facts: read,
+                status,
+            })
         })
         .await
     }
@@ -931,66 +847,6 @@ fn migrate(conn: &mut Connection) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_status_is_spelled_the_same_on_disk_and_to_the_front_ends() {
-        use MissionStatus::*;
-        for st in [
-            Running,
-            Waiting,
-            NeedsInput,
-            Complete,
-            Failed,
-            Cancelled,
-            Reconnecting,
-            Lost,
-            Error,
-        ] {
-            assert_eq!(serde_json::to_value(st).unwrap(), st.as_str());
-            assert_eq!(MissionStatus::parse(st.as_str()), st);
-        }
-    }
-
-    #[test]
-    fn eve_records_move_the_status_to_needs_input_waiting_failed_and_complete() {
-        let ev = |name: &str, data: &str| MissionEvent::new(None, name.into(), data);
-        let s = MissionStatus::Running;
-        let s = s.after(&ev("input.requested", "{}"));
-        assert_eq!(s, MissionStatus::NeedsInput);
-        // eve before 0.70 parks a question's turn at session.waiting.
-        assert_eq!(
-            s.after(&ev("session.waiting", "{}")),
-            MissionStatus::NeedsInput
-        );
-        assert_eq!(s.after(&ev("input.resolved", "{}")), MissionStatus::Running);
-        let r = MissionStatus::Running;
-        assert_eq!(
-            r.after(&ev("turn.waiting", r#"{"on":"input"}"#)),
-            MissionStatus::NeedsInput
-        );
-        assert_eq!(
-            r.after(&ev("turn.waiting", r#"{"on":"tasks"}"#)),
-            MissionStatus::Running
-        );
-        assert_eq!(r.after(&ev("session.failed", "{}")), MissionStatus::Failed);
-        assert_eq!(r.after(&ev("turn.paused", "{}")), MissionStatus::NeedsInput);
-        assert_eq!(
-            r.after(&ev("turn.settled", r#"{"outcome":"completed"}"#)),
-            MissionStatus::Waiting
-        );
-        assert_eq!(
-            r.after(&ev("turn.settled", r#"{"outcome":"cancelled"}"#)),
-            MissionStatus::Cancelled
-        );
-        assert_eq!(
-            r.after(&ev("session.ended", r#"{"outcome":"completed"}"#)),
-            MissionStatus::Complete
-        );
-        assert_eq!(
-            r.after(&ev("session.ended", r#"{"outcome":"failed"}"#)),
-            MissionStatus::Failed
-        );
-    }
 
     fn ev(id: &str, name: &str) -> MissionEvent {
         MissionEvent::new(Some(id.into()), name.into(), "{\"n\":1}")

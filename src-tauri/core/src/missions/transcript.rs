@@ -272,7 +272,7 @@ pub async fn export(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::missions::client::MissionEvent;
+    use crate::missions::protocol::MissionEvent;
     use crate::missions::store::MissionStatus;
 
     fn record() -> MissionRecord {

@@ -18,7 +18,7 @@
 //! `kind`, the id from `meta.id` or `id`, the data from `data` or the whole object.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::missions::client::MissionEvent;
+use crate::missions::protocol::MissionEvent;
 use serde_json::Value;
 
 /// The newest stream version this reader knows.
@@ -258,49 +258,6 @@ impl LineReader {
     }
 }
 
-/// Where a turn stands after an event, as far as following it goes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TurnEnd {
-    /// The session waits for the person's next message.
-    Waiting,
-    /// The turn is held until the person answers a question, an approval or a sign-in.
-    NeedsInput,
-    /// The session is over: completed.
-    Complete,
-    /// The session is over: failed.
-    Failed,
-}
-
-/// Whether this event ends what a watcher follows, and how. Older turns end the same way,
-/// so a watcher decides from the newest records only (see `missions::stream`).
-pub fn turn_end(e: &MissionEvent) -> Option<TurnEnd> {
-    let field = |k: &str| e.data.get(k).and_then(Value::as_str);
-    match e.event.as_str() {
-        "session.waiting" => Some(TurnEnd::Waiting),
-        "session.completed" | "session.complete" | "session.done" => Some(TurnEnd::Complete),
-        "session.failed" => Some(TurnEnd::Failed),
-        // `on: "tasks"`: the turn waits on its own background work and goes on by itself.
-        "turn.waiting" if field("on") == Some("input") => Some(TurnEnd::NeedsInput),
-        "turn.paused" => Some(TurnEnd::NeedsInput),
-        // A turn that failed or was cancelled still leaves the session waiting for the person.
-        "turn.settled" => Some(TurnEnd::Waiting),
-        "session.ended" => Some(match field("outcome") {
-            Some("failed") => TurnEnd::Failed,
-            _ => TurnEnd::Complete,
-        }),
-        _ => None,
-    }
-}
-
-impl MissionEvent {
-    /// A turn ends here: the case is waiting (for a message or an answer), complete or
-    /// failed ([`turn_end`]; kept beside eve's vocabulary, which decides it). An older
-    /// turn's end is one too, so a watcher decides from the newest records.
-    pub fn is_terminal(&self) -> bool {
-        turn_end(self).is_some()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -421,32 +378,5 @@ mod tests {
             ErrorCode::Protocol
         );
         assert_eq!(out.len(), 1);
-    }
-
-    #[test]
-    fn turns_end_at_waiting_input_and_the_session_end_but_not_at_background_tasks() {
-        let ev = |name: &str, data: &str| MissionEvent::new(None, name.into(), data);
-        assert_eq!(
-            turn_end(&ev("session.waiting", "{}")),
-            Some(TurnEnd::Waiting)
-        );
-        assert_eq!(
-            turn_end(&ev("turn.waiting", r#"{"on":"input"}"#)),
-            Some(TurnEnd::NeedsInput)
-        );
-        assert_eq!(turn_end(&ev("turn.waiting", r#"{"on":"tasks"}"#)), None);
-        assert_eq!(
-            turn_end(&ev("session.failed", r#"{"message":"x"}"#)),
-            Some(TurnEnd::Failed)
-        );
-        assert_eq!(
-            turn_end(&ev("turn.paused", r#"{"awaiting":[]}"#)),
-            Some(TurnEnd::NeedsInput)
-        );
-        assert_eq!(
-            turn_end(&ev("session.ended", r#"{"outcome":"completed"}"#)),
-            Some(TurnEnd::Complete)
-        );
-        assert_eq!(turn_end(&ev("message.appended", "{}")), None);
     }
 }

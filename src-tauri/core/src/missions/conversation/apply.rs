@@ -1,0 +1,599 @@
+//! What each fact does to the conversation: which item it opens, grows or settles. Open
+//! parts, calls, requests and sign-ins are found again by key (`call:…`, `req:…`), kept
+//! in [`Progress`] so records arriving after a restart continue them.
+
+use crate::missions::conversation::readable::{
+    MAX_TOOL_TEXT, bounded, one_line, readable_input, readable_output, sources_of, step_line,
+};
+use crate::missions::conversation::{
+    Conversation, Item, ItemKind, PendingRequest, SignIn, Source, Step, StepStatus,
+};
+use crate::missions::protocol::facts::{DeltaText, Fact, PartKind, Request, SignInPrompt};
+use serde_json::Value;
+
+/// Keys of open parts, calls and requests remembered at once; a part whose end was lost
+/// is forgotten first.
+const MAX_OPEN_KEYS: usize = 4_096;
+
+impl Conversation {
+    /// Takes what record `seq` says into account.
+    pub fn take_facts(&mut self, facts: &[Fact], seq: u64) {
+        self.progress.upto = self.progress.upto.max(seq);
+        for fact in facts {
+            self.take(fact, seq);
+        }
+    }
+
+    fn take(&mut self, fact: &Fact, seq: u64) {
+        match fact {
+            Fact::TurnStarted => self.turn_started(seq),
+            Fact::TurnEnded { outcome, error, .. } => {
+                self.close_turn(outcome, seq);
+                if outcome == "cancelled" {
+                    self.end_open(seq, "cancelled");
+                }
+                if outcome == "failed" {
+                    let msg = error.clone().unwrap_or("The turn failed.".into());
+                    self.push(ItemKind::Failure, msg, seq);
+                }
+            }
+            Fact::TurnHeld { .. } | Fact::TurnResumed => {}
+            // Before eve 0.70 a turn ends at the session's wait, with no end of its own.
+            Fact::Waiting { .. } => self.close_turn("completed", seq),
+            Fact::SessionEnded { failed, error } => {
+                self.close_turn(if *failed { "failed" } else { "completed" }, seq);
+                if *failed {
+                    let msg = error.clone().unwrap_or("The mission failed.".into());
+                    self.end_open(seq, "cancelled");
+                    self.push(ItemKind::Failure, msg, seq);
+                }
+            }
+            Fact::UserMessage { text } => {
+                self.push(ItemKind::User, text.clone(), seq);
+            }
+            Fact::Delta { part, kind, text } => self.delta(part, *kind, text, seq),
+            Fact::PartCompleted {
+                part,
+                kind,
+                whole,
+                narration,
+            } => {
+                // An empty part with nothing streamed into it has nothing to show.
+                if whole.is_none() && !self.has_key(part) {
+                    return;
+                }
+                let at = self.part(part, item_kind(*kind), seq);
+                self.take_key(part);
+                self.finish(at, whole.as_deref(), *narration, seq);
+            }
+            Fact::CallRequested { call, name, input } => {
+                self.open_step(format!("call:{call}"), "tool", name, input.as_ref(), seq);
+            }
+            Fact::CallInput { call, delta } => self.call_input(call, delta, seq),
+            Fact::CallSettled {
+                call,
+                name,
+                status,
+                output,
+                error,
+            } => {
+                // A call seen only in its approval (or whose request was lost) still
+                // shows as a step.
+                let at = match self.take_key(&format!("call:{call}")) {
+                    Some(at) => at,
+                    None => {
+                        let name = name.as_deref().unwrap_or("tool");
+                        self.open_step(String::new(), "tool", name, None, seq)
+                    }
+                };
+                self.settle_step(at, status, output.as_ref(), error.clone(), seq);
+            }
+            Fact::TaskStarted { task, name } => {
+                self.open_step(format!("task:{task}"), "task", name, None, seq);
+            }
+            Fact::TaskSettled {
+                task,
+                status,
+                output,
+                error,
+            } => {
+                if let Some(at) = self.take_key(&format!("task:{task}")) {
+                    self.settle_step(at, status, output.as_ref(), error.clone(), seq);
+                }
+            }
+            Fact::ChildStarted {
+                key,
+                name,
+                ends_here,
+            } => {
+                let at = self.open_step(format!("agent:{key}"), "agent", name, None, seq);
+                // Followed on its own stream: a finished step here.
+                if !ends_here {
+                    self.take_key(&format!("agent:{key}"));
+                    self.settle_step(at, "completed", None, None, seq);
+                }
+            }
+            Fact::ChildEnded { key, output } => {
+                if let Some(at) = self.take_key(&format!("agent:{key}")) {
+                    self.settle_step(at, "completed", output.as_ref(), None, seq);
+                }
+            }
+            Fact::Spent { usd } => {
+                self.progress.spent_micros = self
+                    .progress
+                    .spent_micros
+                    .saturating_add((usd * 1e6).round() as u64);
+            }
+            Fact::StepFailed { message } => {
+                let msg = message.clone().unwrap_or("A step failed.".into());
+                self.push(ItemKind::Failure, msg, seq);
+            }
+            Fact::RequestOpened(request) => self.ask(request, seq),
+            Fact::RequestSettled {
+                id,
+                outcome,
+                response,
+            } => self.resolve(id, outcome.as_deref(), response.as_ref(), seq),
+            Fact::SignInOpened {
+                sign_in,
+                interaction,
+            } => {
+                let at = self.sign_in(sign_in, seq);
+                if let Some(id) = interaction {
+                    self.remember(format!("req:{id}"), at);
+                }
+            }
+            Fact::SignInSettled { name, outcome } => {
+                if let Some(at) = self.take_key(&format!("auth:{name}")) {
+                    let item = self.touch(at, seq);
+                    item.open = false;
+                    if let Some(x) = &mut item.sign_in {
+                        x.outcome = Some(outcome.as_deref().unwrap_or("authorized").to_owned());
+                    }
+                }
+            }
+            Fact::SpendReported { usd } => self.progress.reported_usd = Some(*usd),
+            Fact::Plan { .. }
+            | Fact::Searched { .. }
+            | Fact::SourceFound { .. }
+            | Fact::Evidence { .. }
+            | Fact::FindingVerified { .. }
+            | Fact::Report { .. } => self.seeds(fact, seq),
+        }
+    }
+
+    /// The seeds' own dialect: a plan, searches and the sources they found, evidence,
+    /// verified findings and the report, as the same kinds of item eve's records make.
+    fn seeds(&mut self, fact: &Fact, seq: u64) {
+        match fact {
+            Fact::Plan { steps } => {
+                let md = steps
+                    .iter()
+                    .enumerate()
+                    .map(|(i, step)| format!("{}. {}", i + 1, one_line(step)))
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                let at = self.push(ItemKind::Assistant, format!("Plan:\n\n{md}"), seq);
+                self.finish(at, None, true, seq);
+            }
+            Fact::Searched { query, engine } => {
+                let name = engine
+                    .as_ref()
+                    .map_or("search".to_owned(), |e| format!("search ({e})"));
+                let input = serde_json::json!({"query": query});
+                let at = self.open_step(String::new(), "tool", &name, Some(&input), seq);
+                self.settle_step(at, "completed", None, None, seq);
+                self.progress.last_search = Some(at);
+            }
+            Fact::SourceFound { url, title } => {
+                let at = match self.progress.last_search {
+                    Some(at) => at,
+                    None => {
+                        let input = serde_json::json!({"url": url});
+                        let at = self.open_step(String::new(), "tool", "source", Some(&input), seq);
+                        self.settle_step(at, "completed", None, None, seq);
+                        at
+                    }
+                };
+                self.add_sources(at, vec![(url.clone(), title.clone())], seq);
+            }
+            Fact::Evidence { quote, source_url } => {
+                let mut text = format!("> {}", one_line(quote));
+                if let Some(url) = source_url {
+                    text.push_str(&format!("\n\n(from <{url}>)"));
+                }
+                let at = self.push(ItemKind::Assistant, text, seq);
+                self.finish(at, None, true, seq);
+            }
+            Fact::FindingVerified { claim } => {
+                let text = format!("Verified: {}", one_line(claim));
+                let at = self.push(ItemKind::Assistant, text, seq);
+                self.finish(at, None, true, seq);
+            }
+            Fact::Report {
+                title,
+                summary,
+                findings,
+            } => {
+                let mut md = String::new();
+                if let Some(title) = title {
+                    md.push_str(&format!("# {}\n\n", one_line(title)));
+                }
+                if let Some(summary) = summary {
+                    md.push_str(summary.trim());
+                    md.push_str("\n\n");
+                }
+                for f in findings {
+                    md.push_str(&format!("- {}\n", one_line(f)));
+                }
+                if !md.is_empty() {
+                    let at = self.push(ItemKind::Assistant, md.trim_end().to_owned(), seq);
+                    self.finish(at, None, false, seq);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn turn_started(&mut self, seq: u64) {
+        self.progress.turns += 1;
+        let n = self.progress.turns;
+        let at = self.push(ItemKind::Turn, format!("Turn {n}"), seq);
+        self.items[at as usize].open = true;
+        // A turn left open (its end lost) is closed by the next one's start.
+        if let Some(old) = self.take_key("turn") {
+            self.touch(old, seq).open = false;
+        }
+        self.remember("turn".into(), at);
+    }
+
+    fn close_turn(&mut self, outcome: &str, seq: u64) {
+        if let Some(at) = self.take_key("turn") {
+            let n = self.turn_number(at);
+            let item = self.touch(at, seq);
+            item.open = false;
+            item.text = format!("Turn {n} {outcome}");
+        }
+    }
+
+    fn delta(&mut self, part: &str, kind: Option<PartKind>, text: &DeltaText, seq: u64) {
+        let kind = match kind {
+            Some(kind) => item_kind(kind),
+            None if self.has_key(part) => ItemKind::Assistant,
+            // Only a part's first record names its kind.
+            None => return,
+        };
+        let at = self.part(part, kind, seq);
+        match text {
+            DeltaText::SoFar(so_far) => self.touch(at, seq).text = so_far.clone(),
+            DeltaText::Append(delta) => self.touch(at, seq).text.push_str(delta),
+            DeltaText::None => {}
+        }
+    }
+
+    fn call_input(&mut self, call: &str, delta: &str, seq: u64) {
+        let Some(at) = self.key(&format!("call:{call}")) else {
+            return;
+        };
+        // The whole input, when it came with the request, is what the step shows.
+        let asked = self.items[at as usize]
+            .step
+            .as_ref()
+            .is_some_and(|st| !st.input.is_empty());
+        let buffer = self.progress.inputs.iter_mut().find(|(i, _)| *i == at);
+        let raw = match buffer {
+            Some((_, raw)) => raw,
+            None if asked => return,
+            None => {
+                self.progress.inputs.push((at, String::new()));
+                &mut self.progress.inputs.last_mut().expect("just pushed").1
+            }
+        };
+        if raw.len() < MAX_TOOL_TEXT {
+            raw.push_str(delta);
+        }
+        let shown = bounded(raw);
+        if let Some(step) = &mut self.touch(at, seq).step {
+            step.input = shown;
+        }
+    }
+
+    // ---- building blocks ----
+
+    fn push(&mut self, kind: ItemKind, text: String, seq: u64) -> u32 {
+        let index = self.items.len() as u32;
+        self.items.push(Item {
+            index,
+            kind,
+            text,
+            open: false,
+            narration: false,
+            html: None,
+            step: None,
+            request: None,
+            sign_in: None,
+            first_seq: seq,
+            last_seq: seq,
+        });
+        self.changed.insert(index);
+        index
+    }
+
+    fn touch(&mut self, at: u32, seq: u64) -> &mut Item {
+        self.changed.insert(at);
+        let item = &mut self.items[at as usize];
+        item.last_seq = item.last_seq.max(seq);
+        item
+    }
+
+    fn key(&self, key: &str) -> Option<u32> {
+        self.progress
+            .open
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, at)| *at)
+    }
+
+    fn has_key(&self, key: &str) -> bool {
+        self.key(key).is_some()
+    }
+
+    fn remember(&mut self, key: String, at: u32) {
+        self.progress.open.retain(|(k, _)| *k != key);
+        if self.progress.open.len() >= MAX_OPEN_KEYS {
+            self.progress.open.remove(0);
+        }
+        self.progress.open.push((key, at));
+    }
+
+    fn take_key(&mut self, key: &str) -> Option<u32> {
+        let at = self.key(key)?;
+        self.progress.open.retain(|(k, _)| k != key);
+        Some(at)
+    }
+
+    /// The message or reasoning `key` streams into, opened if new.
+    fn part(&mut self, key: &str, kind: ItemKind, seq: u64) -> u32 {
+        if let Some(at) = self.key(key) {
+            return at;
+        }
+        let at = self.push(kind, String::new(), seq);
+        self.items[at as usize].open = true;
+        self.remember(key.to_owned(), at);
+        at
+    }
+
+    fn finish(&mut self, at: u32, whole: Option<&str>, narration: bool, seq: u64) {
+        let item = self.touch(at, seq);
+        if let Some(whole) = whole {
+            item.text = whole.to_owned();
+        }
+        item.open = false;
+        if item.kind == ItemKind::Assistant {
+            item.narration = narration;
+            item.html = Some(crate::missions::markdown::to_html(&item.text));
+        }
+    }
+
+    fn turn_number(&self, at: u32) -> u32 {
+        self.items[..=at as usize]
+            .iter()
+            .filter(|i| i.kind == ItemKind::Turn)
+            .count() as u32
+    }
+
+    fn open_step(
+        &mut self,
+        key: String,
+        kind: &str,
+        name: &str,
+        input: Option<&Value>,
+        seq: u64,
+    ) -> u32 {
+        let input = input.map(readable_input).unwrap_or_default();
+        let at = self.push(ItemKind::Tool, String::new(), seq);
+        let item = &mut self.items[at as usize];
+        item.open = true;
+        item.step = Some(Step {
+            kind: kind.to_owned(),
+            name: name.to_owned(),
+            input,
+            status: StepStatus::Running,
+            output: None,
+            error: None,
+            sources: Vec::new(),
+        });
+        item.text = step_line(item.step.as_ref().expect("just set"), &self.sources);
+        if !key.is_empty() {
+            self.remember(key, at);
+        }
+        at
+    }
+
+    fn settle_step(
+        &mut self,
+        at: u32,
+        status: &str,
+        output: Option<&Value>,
+        error: Option<String>,
+        seq: u64,
+    ) {
+        let status = match status {
+            "failed" | "error" => StepStatus::Failed,
+            "rejected" | "denied" => StepStatus::Rejected,
+            "cancelled" | "interrupted" | "abandoned" => StepStatus::Cancelled,
+            _ => StepStatus::Completed,
+        };
+        let found = output.map(sources_of).unwrap_or_default();
+        let streamed = self
+            .progress
+            .inputs
+            .iter()
+            .position(|(i, _)| *i == at)
+            .map(|i| self.progress.inputs.swap_remove(i).1);
+        let item = self.touch(at, seq);
+        item.open = false;
+        if let Some(step) = &mut item.step {
+            step.status = status;
+            if let Some(raw) = streamed {
+                step.input = serde_json::from_str::<Value>(&raw)
+                    .map(|v| readable_input(&v))
+                    .unwrap_or_else(|_| bounded(&raw));
+            }
+            step.error = error;
+            step.output = output
+                .filter(|o| !o.is_null())
+                .map(|o| readable_output(o, !found.is_empty()))
+                .filter(|o| !o.is_empty());
+        }
+        self.add_sources(at, found, seq);
+        let step = self.items[at as usize].step.clone();
+        if let Some(step) = step {
+            self.items[at as usize].text = step_line(&step, &self.sources);
+        }
+    }
+
+    fn add_sources(&mut self, at: u32, found: Vec<(String, Option<String>)>, seq: u64) {
+        if found.is_empty() {
+            return;
+        }
+        let found_by = self.items[at as usize].step.clone().map(|mut step| {
+            step.status = StepStatus::Completed;
+            step_line(&step, &self.sources)
+        });
+        for (url, title) in found {
+            let title = title.filter(|t| !t.trim().is_empty());
+            if !self.source_urls.contains_key(&url) {
+                self.source_urls.insert(url.clone(), self.sources.len());
+                self.sources.push(Source {
+                    url: url.clone(),
+                    title: title.clone(),
+                    item: at,
+                    found_by: found_by.clone(),
+                });
+                self.new_sources += 1;
+            }
+            let item = self.touch(at, seq);
+            if let Some(step) = &mut item.step
+                && !step.sources.iter().any(|s| s.url == url)
+            {
+                step.sources.push(Source {
+                    url,
+                    title,
+                    item: at,
+                    found_by: None,
+                });
+            }
+        }
+    }
+
+    fn ask(&mut self, request: &Request, seq: u64) {
+        let request = PendingRequest {
+            request_id: request.id.clone(),
+            kind: request.kind.clone(),
+            prompt: request.prompt.clone(),
+            options: request.options.clone(),
+            allow_freeform: request.allow_freeform,
+            outcome: None,
+            answer: None,
+        };
+        let key = format!("req:{}", request.request_id);
+        let at = self.push(ItemKind::Question, request.prompt.clone(), seq);
+        let item = &mut self.items[at as usize];
+        item.open = true;
+        item.request = Some(request);
+        self.remember(key, at);
+    }
+
+    fn resolve(&mut self, id: &str, outcome: Option<&str>, response: Option<&Value>, seq: u64) {
+        let Some(at) = self.take_key(&format!("req:{id}")) else {
+            return;
+        };
+        let item = self.touch(at, seq);
+        item.open = false;
+        let outcome = outcome.unwrap_or("answered").to_owned();
+        if let Some(sign_in) = &mut item.sign_in {
+            sign_in.outcome = Some(outcome);
+            return;
+        }
+        if let Some(r) = &mut item.request {
+            let value = response.map(|v| v.get("value").unwrap_or(v));
+            let option = value
+                .and_then(|v| v.get("optionId"))
+                .and_then(Value::as_str);
+            r.answer = match option {
+                Some(id) => Some(
+                    r.options
+                        .iter()
+                        .find(|o| o.id == id)
+                        .map_or(id.to_owned(), |o| o.label.clone()),
+                ),
+                None => value
+                    .and_then(|v| v.get("text"))
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
+            };
+            r.outcome = Some(outcome);
+        }
+    }
+
+    fn sign_in(&mut self, prompt: &SignInPrompt, seq: u64) -> u32 {
+        let sign_in = SignIn {
+            name: prompt.name.clone(),
+            description: prompt.description.clone(),
+            url: prompt.url.clone(),
+            user_code: prompt.user_code.clone(),
+            expires_at: prompt.expires_at.clone(),
+            outcome: None,
+        };
+        let key = format!("auth:{}", sign_in.name);
+        // Asked again (a new code): the old prompt is withdrawn.
+        if let Some(old) = self.take_key(&key) {
+            let item = self.touch(old, seq);
+            item.open = false;
+            if let Some(x) = &mut item.sign_in {
+                x.outcome = Some("replaced".into());
+            }
+        }
+        let text = match &sign_in.description {
+            Some(d) => format!("Sign in to {}: {d}", sign_in.name),
+            None => format!("Sign in to {}", sign_in.name),
+        };
+        let at = self.push(ItemKind::SignIn, text, seq);
+        let item = &mut self.items[at as usize];
+        item.open = true;
+        item.sign_in = Some(sign_in);
+        self.remember(key, at);
+        at
+    }
+
+    /// A cancelled or failed turn ends what it had open: its steps, questions, sign-ins
+    /// and streaming messages (eve withdraws them).
+    fn end_open(&mut self, seq: u64, how: &str) {
+        let open: Vec<(String, u32)> = std::mem::take(&mut self.progress.open);
+        for (key, at) in open {
+            if key.starts_with("turn") {
+                continue;
+            }
+            let item = self.touch(at, seq);
+            item.open = false;
+            if let Some(step) = &mut item.step {
+                step.status = StepStatus::Cancelled;
+            }
+            if let Some(r) = &mut item.request {
+                r.outcome = Some(how.to_owned());
+            }
+            if let Some(x) = &mut item.sign_in {
+                x.outcome = Some(how.to_owned());
+            }
+        }
+    }
+}
+
+fn item_kind(kind: PartKind) -> ItemKind {
+    match kind {
+        PartKind::Text => ItemKind::Assistant,
+        PartKind::Reasoning => ItemKind::Reasoning,
+    }
+}

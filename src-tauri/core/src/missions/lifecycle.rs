@@ -1,0 +1,191 @@
+//! Where a mission stands: its status, and the one fold that moves it as records arrive.
+//! The store runs it as it appends, in the same transaction; whoever appends announces
+//! the status it got back.
+
+use crate::missions::protocol::Fact;
+use serde::Serialize;
+use ts_rs::TS;
+
+/// Where a mission stands, as the UI shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "lowercase")]
+#[ts(rename_all = "lowercase")]
+pub enum MissionStatus {
+    Running,
+    /// The session waits for the person's next message.
+    Waiting,
+    /// The turn is held until the person answers a question, an approval or a sign-in.
+    #[serde(rename = "needs_input")]
+    #[ts(rename = "needs_input")]
+    NeedsInput,
+    Complete,
+    /// The session ended in failure.
+    Failed,
+    Cancelled,
+    Reconnecting,
+    /// The service could not be reached for a while; Retry (or the next start) follows again.
+    Lost,
+    Error,
+}
+
+impl MissionStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MissionStatus::Running => "running",
+            MissionStatus::Waiting => "waiting",
+            MissionStatus::NeedsInput => "needs_input",
+            MissionStatus::Complete => "complete",
+            MissionStatus::Failed => "failed",
+            MissionStatus::Cancelled => "cancelled",
+            MissionStatus::Reconnecting => "reconnecting",
+            MissionStatus::Lost => "lost",
+            MissionStatus::Error => "error",
+        }
+    }
+
+    pub(crate) fn parse(s: &str) -> Self {
+        match s {
+            "running" => MissionStatus::Running,
+            "waiting" => MissionStatus::Waiting,
+            "needs_input" => MissionStatus::NeedsInput,
+            "complete" => MissionStatus::Complete,
+            "failed" => MissionStatus::Failed,
+            "cancelled" => MissionStatus::Cancelled,
+            "reconnecting" => MissionStatus::Reconnecting,
+            "lost" => MissionStatus::Lost,
+            _ => MissionStatus::Error,
+        }
+    }
+
+    /// A mission in this state should be followed again after a restart.
+    pub fn is_live(self) -> bool {
+        matches!(
+            self,
+            MissionStatus::Running | MissionStatus::Reconnecting | MissionStatus::Lost
+        )
+    }
+
+    /// The status a record's facts move a mission to. A cancelled turn leaves the
+    /// session waiting; it shows as cancelled until the next turn. A record that says
+    /// nothing of the lifecycle still shows that the stream is back.
+    pub fn after(self, facts: &[Fact]) -> Self {
+        let moved = facts.iter().fold(None, |now: Option<Self>, fact| {
+            fact_moves(now.unwrap_or(self), fact).or(now)
+        });
+        match moved {
+            Some(status) => status,
+            None if matches!(self, MissionStatus::Reconnecting | MissionStatus::Lost) => {
+                MissionStatus::Running
+            }
+            None => self,
+        }
+    }
+}
+
+/// The status one fact moves a mission in `now` to; `None` for a fact that does not.
+fn fact_moves(now: MissionStatus, fact: &Fact) -> Option<MissionStatus> {
+    Some(match fact {
+        Fact::TurnStarted | Fact::TurnResumed | Fact::RequestSettled { .. } => {
+            MissionStatus::Running
+        }
+        Fact::TurnHeld { for_person: true } | Fact::RequestOpened(_) => MissionStatus::NeedsInput,
+        Fact::TurnHeld { for_person: false } => MissionStatus::Running,
+        // A sign-in carried by an interaction holds the turn; eve 26's goes on by itself
+        // once the browser's callback arrives.
+        Fact::SignInOpened {
+            interaction: Some(_),
+            ..
+        } => MissionStatus::NeedsInput,
+        Fact::TurnEnded { outcome, .. } if outcome == "cancelled" => MissionStatus::Cancelled,
+        Fact::TurnEnded {
+            session_waits: true,
+            ..
+        } => MissionStatus::Waiting,
+        // A question asked before the turn parked (eve before 0.70) still needs its answer.
+        Fact::Waiting { .. }
+            if matches!(now, MissionStatus::Cancelled | MissionStatus::NeedsInput) =>
+        {
+            now
+        }
+        Fact::Waiting { .. } => MissionStatus::Waiting,
+        Fact::SessionEnded { failed: true, .. } => MissionStatus::Failed,
+        Fact::SessionEnded { failed: false, .. } => MissionStatus::Complete,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::missions::protocol::{self, MissionEvent};
+
+    #[test]
+    fn a_status_is_spelled_the_same_on_disk_and_to_the_front_ends() {
+        use MissionStatus::*;
+        for st in [
+            Running,
+            Waiting,
+            NeedsInput,
+            Complete,
+            Failed,
+            Cancelled,
+            Reconnecting,
+            Lost,
+            Error,
+        ] {
+            assert_eq!(serde_json::to_value(st).unwrap(), st.as_str());
+            assert_eq!(MissionStatus::parse(st.as_str()), st);
+        }
+    }
+
+    #[test]
+    fn eve_records_move_the_status_to_needs_input_waiting_failed_and_complete() {
+        let ev =
+            |name: &str, data: &str| protocol::read(&MissionEvent::new(None, name.into(), data));
+        let s = MissionStatus::Running;
+        let s = s.after(&ev(
+            "input.requested",
+            r#"{"requests":[{"requestId":"r1","prompt":"Which years?"}]}"#,
+        ));
+        assert_eq!(s, MissionStatus::NeedsInput);
+        // eve before 0.70 parks a question's turn at session.waiting.
+        assert_eq!(
+            s.after(&ev("session.waiting", "{}")),
+            MissionStatus::NeedsInput
+        );
+        assert_eq!(
+            s.after(&ev(
+                "input.resolved",
+                r#"{"resolutions":[{"requestId":"r1"}]}"#
+            )),
+            MissionStatus::Running
+        );
+        let r = MissionStatus::Running;
+        assert_eq!(
+            r.after(&ev("turn.waiting", r#"{"on":"input"}"#)),
+            MissionStatus::NeedsInput
+        );
+        assert_eq!(
+            r.after(&ev("turn.waiting", r#"{"on":"tasks"}"#)),
+            MissionStatus::Running
+        );
+        assert_eq!(r.after(&ev("session.failed", "{}")), MissionStatus::Failed);
+        assert_eq!(r.after(&ev("turn.paused", "{}")), MissionStatus::NeedsInput);
+        assert_eq!(
+            r.after(&ev("turn.settled", r#"{"outcome":"completed"}"#)),
+            MissionStatus::Waiting
+        );
+        assert_eq!(
+            r.after(&ev("turn.settled", r#"{"outcome":"cancelled"}"#)),
+            MissionStatus::Cancelled
+        );
+        assert_eq!(
+            r.after(&ev("session.ended", r#"{"outcome":"completed"}"#)),
+            MissionStatus::Complete
+        );
+        assert_eq!(
+            r.after(&ev("session.ended", r#"{"outcome":"failed"}"#)),
+            MissionStatus::Failed
+        );
+    }
+}

@@ -1,0 +1,227 @@
+//! eve's stream versions up to 26 (generations A and B): messages streamed as
+//! `message.appended` deltas, actions, input requests, tasks, agents and authorizations
+//! (`shared/research/eve-protocol.md`). The names it shares with the seeds' dialect
+//! (`turn.started`, `session.waiting`, …) read as [`super::seeds`] reads them.
+
+use crate::missions::protocol::MissionEvent;
+use crate::missions::protocol::facts::{DeltaText, Fact, PartKind, SignInPrompt};
+use crate::missions::protocol::json::{
+    call_settled, cost, each, error_message, owned, request_of, status, text, text_of_parts,
+};
+use serde_json::Value;
+
+/// What a v26 (or older) record says; `None` for a name this vocabulary does not have.
+pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
+    let d = &e.data;
+    let s = |k: &str| text(d, k);
+    let none = || Some(Vec::new());
+    let fact = match e.event.as_str() {
+        "turn.failed" => Fact::TurnEnded {
+            outcome: "failed".into(),
+            error: error_message(d),
+            session_waits: false,
+        },
+        // `on: "tasks"`: the turn waits on its own background work and goes on by itself.
+        "turn.waiting" => Fact::TurnHeld {
+            for_person: s("on") == Some("input"),
+        },
+        "session.failed" => Fact::SessionEnded {
+            failed: true,
+            error: error_message(d),
+        },
+        "message.received" if s("kind").is_none_or(|k| k == "message") => {
+            match s("message").or_else(|| text_of_parts(d.get("parts"))) {
+                Some(text) => Fact::UserMessage {
+                    text: text.to_owned(),
+                },
+                None => return none(),
+            }
+        }
+        "message.received" => return none(),
+        "message.appended" | "reasoning.appended" => {
+            let kind = part_kind(&e.event);
+            Fact::Delta {
+                part: part_key(d, kind),
+                kind: Some(kind),
+                text: match s("messageSoFar").or_else(|| s("reasoningSoFar")) {
+                    Some(so_far) => DeltaText::SoFar(so_far.to_owned()),
+                    None => match s("messageDelta").or_else(|| s("reasoningDelta")) {
+                        Some(delta) => DeltaText::Append(delta.to_owned()),
+                        None => DeltaText::None,
+                    },
+                },
+            }
+        }
+        "message.completed" | "reasoning.completed" => {
+            let kind = part_kind(&e.event);
+            Fact::PartCompleted {
+                part: part_key(d, kind),
+                kind,
+                // `message: null` is an intentional empty delivery: nothing to show.
+                whole: owned(
+                    d,
+                    match kind {
+                        PartKind::Text => "message",
+                        PartKind::Reasoning => "reasoning",
+                    },
+                ),
+                narration: s("finishReason") == Some("tool-calls"),
+            }
+        }
+        _ => return work(e).or_else(|| asks(e)),
+    };
+    Some(vec![fact])
+}
+
+/// Work: tool calls (actions), background tasks, sub-agents, and what a step cost.
+fn work(e: &MissionEvent) -> Option<Vec<Fact>> {
+    let d = &e.data;
+    let s = |k: &str| text(d, k);
+    let none = || Some(Vec::new());
+    let fact = match e.event.as_str() {
+        "actions.requested" => {
+            return Some(
+                each(d, "actions")
+                    .filter_map(|a| {
+                        Some(Fact::CallRequested {
+                            call: text(a, "callId")?.to_owned(),
+                            name: text(a, "toolName").unwrap_or("tool").to_owned(),
+                            input: a.get("input").cloned(),
+                        })
+                    })
+                    .collect(),
+            );
+        }
+        "action.input.appended" => match s("callId") {
+            Some(call) => Fact::CallInput {
+                call: call.to_owned(),
+                delta: s("inputTextDelta")
+                    .or_else(|| s("delta"))
+                    .unwrap_or("")
+                    .to_owned(),
+            },
+            None => return none(),
+        },
+        "action.result" => return Some(call_settled(d).into_iter().collect()),
+        "action.partial" => return none(),
+        "task.started" => match s("taskId") {
+            Some(task) => Fact::TaskStarted {
+                task: task.to_owned(),
+                name: s("name").unwrap_or("background task").to_owned(),
+            },
+            None => return none(),
+        },
+        "task.settled" | "task.ended" => match s("taskId") {
+            Some(task) => Fact::TaskSettled {
+                task: task.to_owned(),
+                status: status(d),
+                output: d.get("output").cloned(),
+                error: error_message(d),
+            },
+            None => return none(),
+        },
+        "agent.started" | "subagent.started" => {
+            let name = s("name").unwrap_or("sub-agent");
+            Fact::ChildStarted {
+                key: child_key(d, name),
+                name: name.to_owned(),
+                // A sub-agent is followed on its own stream; its end is not in this one.
+                ends_here: e.event == "subagent.started",
+            }
+        }
+        "subagent.completed" => Fact::ChildEnded {
+            key: child_key(d, s("name").unwrap_or("sub-agent")),
+            output: d.get("output").cloned(),
+        },
+        "step.completed" => match cost(d) {
+            Some(usd) => Fact::Spent { usd },
+            None => return none(),
+        },
+        "step.failed" => Fact::StepFailed {
+            message: error_message(d),
+        },
+        _ => return None,
+    };
+    Some(vec![fact])
+}
+
+/// What the session asks the person: input requests and sign-ins.
+fn asks(e: &MissionEvent) -> Option<Vec<Fact>> {
+    let d = &e.data;
+    let s = |k: &str| text(d, k);
+    let none = || Some(Vec::new());
+    let fact = match e.event.as_str() {
+        "input.requested" => {
+            return Some(
+                each(d, "requests")
+                    .filter_map(|r| request_of(r, r.get("requestId")))
+                    .map(Fact::RequestOpened)
+                    .collect(),
+            );
+        }
+        "input.resolved" => {
+            return Some(
+                each(d, "resolutions")
+                    .filter_map(|r| {
+                        Some(Fact::RequestSettled {
+                            id: text(r, "requestId")?.to_owned(),
+                            outcome: owned(r, "outcome"),
+                            response: r.get("response").cloned(),
+                        })
+                    })
+                    .collect(),
+            );
+        }
+        "authorization.required" => {
+            let auth = d.get("authorization").unwrap_or(&Value::Null);
+            Fact::SignInOpened {
+                sign_in: SignInPrompt {
+                    name: s("name").unwrap_or("a service").to_owned(),
+                    description: owned(d, "description"),
+                    url: owned(auth, "url"),
+                    user_code: owned(auth, "userCode"),
+                    expires_at: owned(auth, "expiresAt"),
+                },
+                interaction: None,
+            }
+        }
+        "authorization.completed" => match s("name") {
+            Some(name) => Fact::SignInSettled {
+                name: name.to_owned(),
+                outcome: owned(d, "outcome"),
+            },
+            None => return none(),
+        },
+        _ => return None,
+    };
+    Some(vec![fact])
+}
+
+fn part_kind(event: &str) -> PartKind {
+    if event.starts_with("reasoning") {
+        PartKind::Reasoning
+    } else {
+        PartKind::Text
+    }
+}
+
+/// Where a message or reasoning streams: its turn and step.
+fn part_key(d: &Value, kind: PartKind) -> String {
+    let what = match kind {
+        PartKind::Text => "say",
+        PartKind::Reasoning => "reason",
+    };
+    let turn = text(d, "turnId")
+        .or_else(|| d.pointer("/scope/turnId").and_then(Value::as_str))
+        .unwrap_or("");
+    let step = d.get("stepIndex").and_then(Value::as_u64).unwrap_or(0);
+    format!("{what}:{turn}:{step}")
+}
+
+/// Which sub-agent: its session, else the call that started it, else its name.
+fn child_key(d: &Value, name: &str) -> String {
+    text(d, "sessionId")
+        .or_else(|| text(d, "callId"))
+        .unwrap_or(name)
+        .to_owned()
+}

@@ -1,0 +1,147 @@
+//! eve's stream version 27: deliveries, content parts, calls, interactions and children
+//! (`packages/eve/src/protocol/` and `docs/concepts/upgrade-to-v27-events.md` in eve's
+//! repository). Families that had not moved yet ride inside a v27 line with their v26
+//! names, and read as [`super::eve26`] reads them.
+
+use crate::missions::protocol::MissionEvent;
+use crate::missions::protocol::facts::{DeltaText, Fact, PartKind, SignInPrompt};
+use crate::missions::protocol::json::{
+    call_settled, cost, error_message, owned, request_of, text, text_of_parts,
+};
+use serde_json::Value;
+
+/// What a v27 record says; `None` for a name this vocabulary does not have.
+pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
+    let d = &e.data;
+    let s = |k: &str| text(d, k);
+    let fact = match e.event.as_str() {
+        "turn.settled" => Fact::TurnEnded {
+            outcome: s("outcome").unwrap_or("completed").to_owned(),
+            error: error_message(d),
+            session_waits: true,
+        },
+        "turn.paused" => Fact::TurnHeld { for_person: true },
+        "turn.resumed" => Fact::TurnResumed,
+        "session.ended" => Fact::SessionEnded {
+            failed: s("outcome") == Some("failed"),
+            error: error_message(d),
+        },
+        "delivery.consumed" => match text_of_parts(d.get("parts")) {
+            Some(text) => Fact::UserMessage {
+                text: text.to_owned(),
+            },
+            None => return Some(Vec::new()),
+        },
+        "content.delta" => {
+            let Some(part) = s("partId") else {
+                return Some(Vec::new());
+            };
+            let kind = match s("kind") {
+                Some("text") => Some(PartKind::Text),
+                Some("reasoning") => Some(PartKind::Reasoning),
+                // Another kind (a file, a result) is not a message.
+                Some(_) => return Some(Vec::new()),
+                None => None,
+            };
+            Fact::Delta {
+                part: format!("part:{part}"),
+                kind,
+                text: match s("delta") {
+                    Some(delta) => DeltaText::Append(delta.to_owned()),
+                    None => DeltaText::None,
+                },
+            }
+        }
+        "content.completed" => {
+            let kind = match s("kind") {
+                Some("text") => PartKind::Text,
+                Some("reasoning") => PartKind::Reasoning,
+                _ => return Some(Vec::new()),
+            };
+            let Some(part) = s("partId") else {
+                return Some(Vec::new());
+            };
+            let aside = s("phase") != Some("reply") || d.get("interrupted") == Some(&true.into());
+            Fact::PartCompleted {
+                part: format!("part:{part}"),
+                kind,
+                whole: owned(d, "value"),
+                narration: aside && kind == PartKind::Text,
+            }
+        }
+        "call.requested" => {
+            let Some(call) = s("callId") else {
+                return Some(Vec::new());
+            };
+            let name = d
+                .get("capability")
+                .and_then(|c| c.get("title").or_else(|| c.get("name")))
+                .and_then(Value::as_str)
+                .unwrap_or("tool");
+            Fact::CallRequested {
+                call: call.to_owned(),
+                name: name.to_owned(),
+                input: d.get("input").cloned(),
+            }
+        }
+        "call.input" => match s("callId") {
+            Some(call) => Fact::CallInput {
+                call: call.to_owned(),
+                delta: s("inputTextDelta")
+                    .or_else(|| s("delta"))
+                    .unwrap_or("")
+                    .to_owned(),
+            },
+            None => return Some(Vec::new()),
+        },
+        "call.settled" => return Some(call_settled(d).into_iter().collect()),
+        "call.progress" => return Some(Vec::new()),
+        "child.opened" => {
+            let name = s("name").unwrap_or("sub-agent");
+            Fact::ChildStarted {
+                key: s("sessionId")
+                    .or_else(|| s("callId"))
+                    .unwrap_or(name)
+                    .to_owned(),
+                name: name.to_owned(),
+                ends_here: false,
+            }
+        }
+        "usage.recorded" => match cost(d) {
+            Some(usd) => Fact::Spent { usd },
+            None => return Some(Vec::new()),
+        },
+        "interaction.opened" => return Some(interaction(d).into_iter().collect()),
+        "interaction.settled" => match s("interactionId") {
+            Some(id) => Fact::RequestSettled {
+                id: id.to_owned(),
+                outcome: owned(d, "outcome"),
+                response: d.get("response").cloned(),
+            },
+            None => return Some(Vec::new()),
+        },
+        _ => return None,
+    };
+    Some(vec![fact])
+}
+
+/// An interaction: a sign-in, or a request the person answers.
+fn interaction(d: &Value) -> Option<Fact> {
+    let request = d.get("request")?;
+    let Some(sign_in) = request.get("signIn") else {
+        return request_of(request, d.get("interactionId")).map(Fact::RequestOpened);
+    };
+    let f = |k: &str| owned(sign_in, k);
+    Some(Fact::SignInOpened {
+        sign_in: SignInPrompt {
+            name: f("displayName")
+                .or_else(|| f("name"))
+                .unwrap_or_else(|| "a service".into()),
+            description: owned(request, "prompt"),
+            url: f("url"),
+            user_code: f("userCode"),
+            expires_at: f("expiresAt"),
+        },
+        interaction: owned(d, "interactionId"),
+    })
+}

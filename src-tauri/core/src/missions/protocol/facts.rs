@@ -1,0 +1,239 @@
+//! What a record says, in one vocabulary whatever the wire generation: the facts the
+//! lifecycle fold, the conversation and the watch's end read. A record gives none, one or
+//! several (a v26 `actions.requested` names every call it asks for).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use ts_rs::TS;
+
+/// One thing a record says happened.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fact {
+    // The turn and the session.
+    TurnStarted,
+    /// The turn ended: `completed`, `cancelled`, `failed`, or another of eve's outcomes.
+    /// `session_waits`: the session now waits for the person with no record saying so
+    /// (eve 27's `turn.settled`).
+    TurnEnded {
+        outcome: String,
+        error: Option<String>,
+        session_waits: bool,
+    },
+    /// The turn is held. `for_person`: until the person acts (an answer, an approval, a
+    /// sign-in); otherwise it goes on by itself (its own background work).
+    TurnHeld {
+        for_person: bool,
+    },
+    TurnResumed,
+    /// The session waits for the person's next message. eve before 0.31 hands the next
+    /// follow-up's token here.
+    Waiting {
+        continuation_token: Option<String>,
+    },
+    /// The session is over.
+    SessionEnded {
+        failed: bool,
+        error: Option<String>,
+    },
+
+    // What was said.
+    UserMessage {
+        text: String,
+    },
+    /// Text streaming into the part `part` (a key unique within the mission). `kind`:
+    /// only a part's first record may name it; `None` continues whatever the part is.
+    Delta {
+        part: String,
+        kind: Option<PartKind>,
+        text: DeltaText,
+    },
+    /// The part is finished. `whole`: its whole text, when the record carries it.
+    /// `narration`: the assistant narrating work it goes on with, not replying.
+    PartCompleted {
+        part: String,
+        kind: PartKind,
+        whole: Option<String>,
+        narration: bool,
+    },
+
+    // Work: tool calls, background tasks, sub-agents.
+    CallRequested {
+        call: String,
+        name: String,
+        input: Option<Value>,
+    },
+    /// A piece of a call's input as it streams.
+    CallInput {
+        call: String,
+        delta: String,
+    },
+    /// `name`: the tool's name, for a call whose request was never seen.
+    CallSettled {
+        call: String,
+        name: Option<String>,
+        status: String,
+        output: Option<Value>,
+        error: Option<String>,
+    },
+    TaskStarted {
+        task: String,
+        name: String,
+    },
+    TaskSettled {
+        task: String,
+        status: String,
+        output: Option<Value>,
+        error: Option<String>,
+    },
+    /// A delegated agent. `ends_here`: its end comes in this stream; otherwise it is
+    /// followed on its own stream, and is a finished step here.
+    ChildStarted {
+        key: String,
+        name: String,
+        ends_here: bool,
+    },
+    ChildEnded {
+        key: String,
+        output: Option<Value>,
+    },
+    /// Money spent by one step or call, in dollars (finite, above zero).
+    Spent {
+        usd: f64,
+    },
+    StepFailed {
+        message: Option<String>,
+    },
+
+    // What the session asks the person.
+    RequestOpened(Request),
+    RequestSettled {
+        id: String,
+        outcome: Option<String>,
+        response: Option<Value>,
+    },
+    /// A sign-in the mission waits for. `interaction`: the interaction that carries it, when
+    /// there is one (eve 27), whose settling ends it.
+    SignInOpened {
+        sign_in: SignInPrompt,
+        interaction: Option<String>,
+    },
+    /// A sign-in ended, by the service's name (eve up to 26).
+    SignInSettled {
+        name: String,
+        outcome: Option<String>,
+    },
+
+    // The seeds' own vocabulary.
+    Plan {
+        steps: Vec<String>,
+    },
+    Searched {
+        query: String,
+        engine: Option<String>,
+    },
+    SourceFound {
+        url: String,
+        title: Option<String>,
+    },
+    Evidence {
+        quote: String,
+        source_url: Option<String>,
+    },
+    FindingVerified {
+        claim: String,
+    },
+    /// The service's own total spend so far, in dollars.
+    SpendReported {
+        usd: f64,
+    },
+    Report {
+        title: Option<String>,
+        summary: Option<String>,
+        findings: Vec<String>,
+    },
+}
+
+/// What a streaming part is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartKind {
+    Text,
+    Reasoning,
+}
+
+/// A delta's text: a piece to append, or everything so far.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DeltaText {
+    Append(String),
+    SoFar(String),
+    None,
+}
+
+/// A question, approval or budget prompt, as the session asks it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The id an answer names (eve 27: the interaction's id).
+    pub id: String,
+    /// `question`, `tool-approval`, `session-limit`, `approval`, `budget`, ... (open).
+    pub kind: String,
+    pub prompt: String,
+    pub options: Vec<RequestOption>,
+    pub allow_freeform: bool,
+}
+
+/// An option the service listed for a request.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct RequestOption {
+    pub id: String,
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub description: Option<String>,
+}
+
+/// A sign-in as the session asks for it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignInPrompt {
+    /// What to sign in to.
+    pub name: String,
+    pub description: Option<String>,
+    pub url: Option<String>,
+    pub user_code: Option<String>,
+    pub expires_at: Option<String>,
+}
+
+/// Where a turn stands after a record, as far as following it goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// The session waits for the person's next message.
+    Waiting,
+    /// The turn is held until the person answers a question, an approval or a sign-in.
+    NeedsInput,
+    /// The session is over: completed.
+    Complete,
+    /// The session is over: failed.
+    Failed,
+}
+
+impl Fact {
+    /// Whether this fact ends what a watcher follows, and how.
+    pub fn turn_end(&self) -> Option<TurnEnd> {
+        match self {
+            Fact::Waiting { .. } => Some(TurnEnd::Waiting),
+            Fact::TurnEnded {
+                session_waits: true,
+                ..
+            } => Some(TurnEnd::Waiting),
+            Fact::TurnHeld { for_person: true } => Some(TurnEnd::NeedsInput),
+            Fact::SessionEnded { failed: true, .. } => Some(TurnEnd::Failed),
+            Fact::SessionEnded { failed: false, .. } => Some(TurnEnd::Complete),
+            _ => None,
+        }
+    }
+}
+
+/// Whether these facts end what a watcher follows, and how: the first that does.
+pub fn turn_end(facts: &[Fact]) -> Option<TurnEnd> {
+    facts.iter().find_map(Fact::turn_end)
+}
