@@ -299,28 +299,104 @@ async fn a_completion_of_another_name_then_204_ends_cleanly() {
     assert_eq!(script.requests(), [None, Some("1".into())]);
 }
 
+/// Watches until the server has answered `n` stream requests, and says whether the
+/// watch was still going then (it is stopped), with the events it had.
+async fn still_watching_after(
+    c: &InvestigationClient,
+    script: &Script,
+    n: usize,
+) -> (bool, Vec<MissionEvent>) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = events.clone();
+    let c = c.clone();
+    let task = tokio::spawn(async move {
+        c.watch("ses_1", quick(), move |u| {
+            if let WatchUpdate::Event { event } = u {
+                seen.lock().unwrap().push(event);
+            }
+        })
+        .await
+    });
+    let asked = tokio::time::timeout(Duration::from_secs(20), async {
+        while script.requests().len() < n && !task.is_finished() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await;
+    assert!(asked.is_ok(), "the server was not asked {n} times");
+    let going = !task.is_finished();
+    task.abort();
+    let events = events.lock().unwrap().clone();
+    (going, events)
+}
+
 #[tokio::test]
-async fn a_stream_that_ends_twice_with_nothing_new_is_drained() {
-    // With ids: the server resumes after the id and has nothing more.
+async fn a_stream_that_keeps_ending_with_nothing_new_is_cut_never_finished() {
+    // With ids: the server resumes after the id and has nothing more, again and again.
     let (c, script) = serve(vec![
         Reply::Sse("id: 1\nevent: report\ndata: {}\n\n"),
         Reply::Sse(": nothing more\n\n"),
     ])
     .await;
-    let w = watch(&c, quick()).await;
-    assert_eq!(w.result.unwrap().reason, WatchEndReason::Drained);
-    assert_eq!(names(&w.events), ["report:{}"]);
-    assert_eq!(script.requests().len(), 2);
+    let (going, events) = still_watching_after(&c, &script, 6).await;
+    assert!(
+        going,
+        "a stream that ends with no record saying so ended the watch"
+    );
+    assert_eq!(names(&events), ["report:{}"]);
 
     // Without ids: the server replays everything and has nothing more.
     let (c, script) = serve(vec![Reply::Sse(
         "event: a\ndata: 1\n\nevent: done.for.now\ndata: 2\n\n",
     )])
     .await;
+    let (going, events) = still_watching_after(&c, &script, 6).await;
+    assert!(going);
+    assert_eq!(names(&events), ["a:1", "done.for.now:2"]);
+}
+
+#[tokio::test]
+async fn a_body_that_stops_inside_a_record_is_a_cut_resumed_from_the_cursor() {
+    // A `Content-Length` shorter than the first record: the body ends, cleanly, inside it.
+    let (c, script) = serve(vec![
+        Reply::Sse("id: 1\nevent: a\ndata: 1\n\nid: 2\nevent: session.wai"),
+        Reply::Sse("id: 2\nevent: session.waiting\ndata: {}\n\n"),
+    ])
+    .await;
     let w = watch(&c, quick()).await;
-    assert_eq!(w.result.unwrap().reason, WatchEndReason::Drained);
-    assert_eq!(names(&w.events), ["a:1", "done.for.now:2"]);
+    assert!(w.result.unwrap().terminal().is_some());
+    assert_eq!(names(&w.events), ["a:1", "session.waiting:{}"]);
+    assert_eq!(script.requests(), [None, Some("1".into())]);
+
+    // NDJSON: a line without its newline is not a record, even when it is whole JSON.
+    let (c, script) = serve(vec![
+        Reply::Ndjson(
+            "{\"event\":\"a\",\"data\":1}\n{\"event\":\"session.waiting\",\"data\":{}}".into(),
+        ),
+        Reply::Ndjson(
+            "{\"event\":\"a\",\"data\":1}\n{\"event\":\"session.waiting\",\"data\":{}}\n".into(),
+        ),
+    ])
+    .await;
+    let w = watch(&c, quick()).await;
+    assert!(w.result.unwrap().terminal().is_some());
+    assert_eq!(names(&w.events), ["a:1", "session.waiting:{}"]);
     assert_eq!(script.requests().len(), 2);
+
+    // A server that always stops inside a record never finishes the mission, and
+    // nothing past the cut is taken.
+    let (c, script) = serve(vec![Reply::Sse(
+        "id: 1\nevent: a\ndata: 1\n\nevent: session.waiting\ndata: {",
+    )])
+    .await;
+    let (going, events) = still_watching_after(&c, &script, 6).await;
+    assert!(going);
+    assert_eq!(names(&events), ["a:1"]);
+    assert!(
+        script.requests()[1..]
+            .iter()
+            .all(|r| r.as_deref() == Some("1"))
+    );
 }
 
 #[tokio::test]

@@ -258,9 +258,9 @@ impl Follower {
         let mut inner = w.inner.lock().await;
         match result {
             Ok(end) => {
-                // A server that simply finished (204, or a stream that ends with
-                // nothing new) has completed, whatever its last event was named.
-                let finished = !matches!(end.reason, WatchEndReason::Terminal(_));
+                // A server that said it has nothing more to stream (204, eve's end of
+                // the stream) has finished, whatever its last record was named.
+                let finished = end.reason == WatchEndReason::ServerDone;
                 if finished && inner.status.is_live() {
                     self.set_status(&w, &mut inner, MissionStatus::Complete, None)
                         .await;

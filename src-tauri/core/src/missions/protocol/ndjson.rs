@@ -246,6 +246,12 @@ impl LineReader {
         }
     }
 
+    /// Bytes of a line whose newline has not arrived: a response that ends here was cut
+    /// inside a record.
+    pub fn mid_line(&self) -> bool {
+        self.buf.iter().any(|b| !b.is_ascii_whitespace())
+    }
+
     fn too_long(&mut self) -> Error {
         self.buf = Vec::new();
         self.scanned = 0;

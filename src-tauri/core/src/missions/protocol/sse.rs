@@ -246,6 +246,12 @@ impl SseDecoder {
         self.bom_matched = 0;
     }
 
+    /// An event (or a line) has begun and not been dispatched: a stream that ends here was
+    /// cut inside it.
+    pub fn mid_event(&self) -> bool {
+        !self.line.is_empty() || !self.data.is_empty() || !self.event_type.is_empty()
+    }
+
     /// The last event id committed by a blank line; `""` if none was ever set.
     pub fn last_event_id(&self) -> &str {
         self.last_event_id.as_deref().unwrap_or("")

@@ -88,6 +88,14 @@ impl Framing {
         }
     }
 
+    /// The response so far ends inside a record.
+    pub(super) fn mid_record(&self) -> bool {
+        match self {
+            Framing::Sse(d) => d.mid_event(),
+            Framing::Ndjson(reader) => reader.mid_line(),
+        }
+    }
+
     pub(super) fn retry(&self) -> Option<Duration> {
         match self {
             Framing::Sse(d) => d.retry().map(Duration::from_millis),

@@ -21,9 +21,11 @@
 //! A watch ends where a record says the turn ended: the session waits for the person, the
 //! turn is held for them, or the session is over ([`MissionEvent::is_terminal`]); on a
 //! `204 No Content` answer to the stream request (the WHATWG signal to stop reconnecting), or
-//! when the stream ended cleanly and the reconnect after it opened and ended again with
-//! nothing new. It fails only when connecting kept failing for [`WatchOptions::give_up_after`]
-//! (and at least [`WatchOptions::min_failures`] tries): a connection that opens resets that.
+//! where eve says its durable stream ended. A response that ends anywhere else (inside a
+//! record, at a record's end, or with the connection reset) is a cut, resumed from the
+//! cursor: never the end of a mission. It fails only when connecting kept failing for
+//! [`WatchOptions::give_up_after`] (and at least [`WatchOptions::min_failures`] tries): a
+//! connection that opens resets that.
 //!
 //! ### Where it lives
 //!
@@ -45,7 +47,7 @@ use crate::missions::client::InvestigationClient;
 use crate::missions::protocol::MissionEvent;
 use crate::net::connection::READ_IDLE_TIMEOUT;
 use open::Opened;
-use reconnect::{Next, Reconnect, reconnect_after};
+use reconnect::{Reconnect, reconnect_after};
 use response::{Position, ResponseEnd};
 use serde::Serialize;
 use std::time::Duration;
@@ -149,11 +151,9 @@ pub enum WatchUpdate {
 pub enum WatchEndReason {
     /// A record that ends the turn (also delivered as an update).
     Terminal(MissionEvent),
-    /// The server answered the stream request with `204 No Content`: nothing more to stream.
+    /// The server said it has nothing more to stream: `204 No Content` to the stream
+    /// request (the WHATWG signal to stop reconnecting), or eve's end of the durable stream.
     ServerDone,
-    /// The stream ended cleanly, and the reconnect after it opened and ended again with no
-    /// new event: the server has nothing more, whatever it calls completion.
-    Drained,
 }
 
 /// How a watch ended, and the id to resume from.
@@ -198,16 +198,12 @@ impl InvestigationClient {
             let read = at
                 .read_response(resp, policy.attempt, &options, &mut on_update)
                 .await?;
-            let (ended, news) = match read {
+            let ended = match read {
                 ResponseEnd::Watch(reason) => return Ok(at.end(reason)),
-                ResponseEnd::Connection { ended, news } => (ended, news),
+                ResponseEnd::Connection(ended) => ended,
             };
-            match policy.after(ended, news, &options, at.server_retry) {
-                Next::Drained => return Ok(at.end(WatchEndReason::Drained)),
-                Next::Reconnect { pause, reason } => {
-                    reconnect_after(&mut on_update, policy.attempt, pause, reason).await;
-                }
-            }
+            let (pause, reason) = policy.after(ended, &options, at.server_retry);
+            reconnect_after(&mut on_update, policy.attempt, pause, reason).await;
         }
     }
 }

@@ -48,21 +48,13 @@ fn backoff(
 
 /// How one open connection ended, short of ending the watch.
 pub(super) enum Ended {
+    /// At a record's end, with no record saying the turn ended: a cut all the same.
     Clean,
     Dropped(String),
     /// eve's lease ended: reconnect at once from the cursor.
     LeaseOver,
     /// A turn's end was followed by nothing for [`super::SETTLE`], yet was not the newest.
     Settled,
-}
-
-/// What follows a connection's end.
-pub(super) enum Next {
-    /// Connect again after `pause`.
-    Reconnect { pause: Duration, reason: String },
-    /// The stream ended cleanly, and the reconnect after it opened and ended again with
-    /// nothing new: the server has nothing more, whatever it calls completion.
-    Drained,
 }
 
 /// The tries so far, across connections.
@@ -74,8 +66,6 @@ pub(super) struct Reconnect {
     failing_since: Option<Instant>,
     /// Answers that the session is not there (yet), in a row.
     not_there: u32,
-    /// Clean ends in a row with nothing new after the first.
-    quiet_clean_ends: u32,
     /// The contract does not name the stream's method: POST once GET is refused.
     pub(super) use_post: bool,
     jitter: Jitter,
@@ -89,7 +79,6 @@ impl Reconnect {
             failures: 0,
             failing_since: None,
             not_there: 0,
-            quiet_clean_ends: 0,
             use_post: false,
             jitter: Jitter::seeded(),
         }
@@ -147,40 +136,26 @@ impl Reconnect {
         Ok((pause, e.message))
     }
 
-    /// What follows a connection that ended without ending the watch. `news`: something
-    /// new came on it.
+    /// The pause before connecting again after a connection that ended without ending the
+    /// watch. Only a record ends a mission: whatever else ends a response is a cut, resumed
+    /// from the cursor, as often as connections open.
     pub(super) fn after(
         &mut self,
         ended: Ended,
-        news: bool,
         options: &WatchOptions,
         server_retry: Option<Duration>,
-    ) -> Next {
-        let reason = match ended {
+    ) -> (Duration, String) {
+        match ended {
+            // The server ended this response by design: straight back, no back-off.
             Ended::LeaseOver | Ended::Settled => {
-                // The server ended this response by design: straight back, no back-off.
-                self.quiet_clean_ends = 0;
-                return Next::Reconnect {
-                    pause: Duration::ZERO,
-                    reason: "the stream's lease ended".into(),
-                };
+                (Duration::ZERO, "the stream's lease ended".into())
             }
-            Ended::Clean => {
-                self.quiet_clean_ends = if news { 1 } else { self.quiet_clean_ends + 1 };
-                if self.quiet_clean_ends >= 2 {
-                    return Next::Drained;
-                }
-                "the stream ended before the case was waiting or complete".to_owned()
-            }
-            Ended::Dropped(reason) => {
-                if news {
-                    self.quiet_clean_ends = 0;
-                }
-                reason
-            }
-        };
-        let pause = backoff(options, 0, server_retry, &mut self.jitter);
-        Next::Reconnect { pause, reason }
+            Ended::Clean => (
+                backoff(options, 0, server_retry, &mut self.jitter),
+                "the stream ended before the case was waiting or complete".into(),
+            ),
+            Ended::Dropped(reason) => (backoff(options, 0, server_retry, &mut self.jitter), reason),
+        }
     }
 }
 

@@ -34,8 +34,8 @@ pub(crate) struct Position {
 pub(super) enum ResponseEnd {
     /// The watch ends.
     Watch(WatchEndReason),
-    /// The connection ended without ending the watch. `news`: something new came on it.
-    Connection { ended: Ended, news: bool },
+    /// The connection ended without ending the watch.
+    Connection(Ended),
 }
 
 /// What one record did to the response being read.
@@ -48,7 +48,6 @@ enum Step {
 /// The response being read.
 struct Reading {
     lines: Lines,
-    news: bool,
     /// A turn's end waiting to be confirmed as the newest, with its line's position.
     pending_end: Option<(MissionEvent, u64)>,
 }
@@ -94,7 +93,6 @@ impl Position {
         self.dedup.reconnected();
         let mut r = Reading {
             lines: Lines::new(self.cursor),
-            news: false,
             pending_end: None,
         };
         let mut batch = Vec::new();
@@ -112,8 +110,12 @@ impl Position {
                     break Ended::Dropped(format!("nothing arrived for {secs} s"));
                 }
                 Ok(Err(e)) => break Ended::Dropped(network_error(e).message),
-                // A last line without its newline is not taken: the next connection
-                // reads it again from the cursor.
+                // A body that stops inside a record was cut, however cleanly it ended
+                // (a `Content-Length` shorter than what the server meant to send): the next
+                // connection reads that record again from the cursor.
+                Ok(Ok(None)) if framing.mid_record() => {
+                    break Ended::Dropped("the stream ended inside a record".into());
+                }
                 Ok(Ok(None)) => break Ended::Clean,
                 Ok(Ok(Some(chunk))) => chunk,
             };
@@ -143,10 +145,7 @@ impl Position {
         {
             return Ok(ResponseEnd::Watch(WatchEndReason::Terminal(end)));
         }
-        Ok(ResponseEnd::Connection {
-            ended,
-            news: r.news,
-        })
+        Ok(ResponseEnd::Connection(ended))
     }
 
     /// The response's framing from its headers, and how long it may stay silent.
@@ -199,7 +198,6 @@ impl Position {
                     return Step::Next;
                 }
                 r.lines.new_in_line = true;
-                r.news = true;
                 let at = r.lines.position();
                 // A later line after a turn's end: that end was an older turn's.
                 if r.pending_end.as_ref().is_some_and(|(_, p)| *p != at) {
