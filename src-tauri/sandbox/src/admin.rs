@@ -69,6 +69,9 @@
 //!   `x-eve-stream-tail-index` header, as eve did before 0.27.7;
 //! - `ignoreStartIndex`: `true` to send eve streams from their first record whatever
 //!   `startIndex` asks, as a server that does not know it would.
+//! - `streamContentLength`: N > 0 to have every stream response (SSE and eve) declare
+//!   `Content-Length: N` and end after N bytes, inside a record (0: off); each counts in
+//!   `cutsMade`.
 //!
 //! `dropStreamAfter`, `cutRandom`, `tinyChunks` and `crlf` apply to eve streams too,
 //! counting records (lines) instead of events.
@@ -125,6 +128,7 @@ struct FaultRequest {
     v27_transition: Option<bool>,
     no_tail_index: Option<bool>,
     ignore_start_index: Option<bool>,
+    stream_content_length: Option<u64>,
     require_references: Option<bool>,
     cite_style: Option<String>,
     placement: Option<String>,
@@ -361,6 +365,9 @@ async fn set_faults(
     }
     if let Some(on) = req.ignore_start_index {
         f.set_ignore_start_index(on);
+    }
+    if let Some(n) = req.stream_content_length {
+        f.set_stream_content_length(n);
     }
     if let Some(name) = req.completion_event.as_deref() {
         f.set_completion_event(Some(name));

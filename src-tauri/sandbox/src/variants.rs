@@ -276,6 +276,7 @@ struct State_ {
     v27_transition: AtomicBool,
     no_tail_index: AtomicBool,
     ignore_start_index: AtomicBool,
+    stream_content_length: AtomicU64,
     cite: Mutex<crate::CiteVariants>,
     default_cite: Mutex<crate::CiteVariants>,
 }
@@ -594,6 +595,17 @@ impl Faults {
         self.0.ignore_start_index.load(Ordering::SeqCst)
     }
 
+    /// Every stream response declares `Content-Length: n` and ends after `n` bytes, as a
+    /// server (or a proxy) that miscounts its body would: shorter than a record, the body
+    /// ends, cleanly, inside it. 0 turns it off. Each such response counts as a cut.
+    pub fn set_stream_content_length(&self, n: u64) {
+        self.0.stream_content_length.store(n, Ordering::SeqCst);
+    }
+
+    pub fn stream_content_length(&self) -> Option<u64> {
+        Some(self.0.stream_content_length.load(Ordering::SeqCst)).filter(|n| *n > 0)
+    }
+
     /// The citation service's variants now in force.
     pub fn cite_variants(&self) -> crate::CiteVariants {
         *lock(&self.0.cite)
@@ -621,6 +633,7 @@ impl Faults {
         self.set_v27_transition(false);
         self.set_no_tail_index(false);
         self.set_ignore_start_index(false);
+        self.set_stream_content_length(0);
         self.set_mission_protocol(MissionProtocol::from_index(
             self.0.default_protocol.load(Ordering::SeqCst),
         ));

@@ -453,6 +453,41 @@ async fn stream_session(
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
+    let faults = shared.missions.faults.clone();
+    let resp = serve_stream(shared, id, headers, uri).await;
+    match faults.stream_content_length() {
+        Some(n) if resp.status() == StatusCode::OK => {
+            faults.count_cut();
+            declare_length(resp, n)
+        }
+        _ => resp,
+    }
+}
+
+/// `resp` declaring `Content-Length: n`, its body cut after `n` bytes.
+fn declare_length(resp: Response, n: u64) -> Response {
+    let (mut parts, body) = resp.into_parts();
+    let cut = futures_util::StreamExt::scan(body.into_data_stream(), n, |left, chunk| {
+        let next = match chunk {
+            Ok(mut chunk) if *left > 0 => {
+                let take = chunk
+                    .len()
+                    .min(usize::try_from(*left).unwrap_or(usize::MAX));
+                *left -= take as u64;
+                Some(Ok::<_, std::io::Error>(chunk.split_to(take)))
+            }
+            _ => None,
+        };
+        std::future::ready(next)
+    });
+    parts.headers.insert(
+        axum::http::header::CONTENT_LENGTH,
+        axum::http::HeaderValue::from(n),
+    );
+    Response::from_parts(parts, Body::from_stream(cut))
+}
+
+async fn serve_stream(shared: Arc<Shared>, id: String, headers: HeaderMap, uri: Uri) -> Response {
     if let Some(s) = shared.missions.eve.get(&id) {
         return eve::stream(shared.clone(), s, headers, uri).await;
     }
