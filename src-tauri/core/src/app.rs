@@ -361,7 +361,7 @@ impl Casebook {
         follow_up: &FollowUp,
     ) -> Result<Delivered> {
         // An answer goes once the turn has parked on its question: eve before 0.70 asks
-        // and then ends the turn with the `session.waiting` whose token the answer must
+        // and then ends the turn with the session's wait, whose token the answer must
         // carry, so one sent in between would be taken as steering under a stale token.
         // (A message may steer a running turn on purpose: it goes at once.)
         if matches!(follow_up, FollowUp::Answers(_)) {
@@ -559,7 +559,7 @@ impl Casebook {
     }
 
     /// Asks the service to cancel the mission's active turn. The turn is cancelled
-    /// when `turn.cancelled` arrives on the stream, not when this returns.
+    /// when the stream says it ended cancelled, not when this returns.
     /// Cancels the mission's active turn, guarded to the newest turn it started.
     pub async fn cancel_mission(&self, session_id: &str) -> Result<CancelAck> {
         let record = self.store.require(session_id).await?;
