@@ -475,6 +475,64 @@ async fn last_event_id_replays_exactly_the_events_after_it() {
     sb.stop().await;
 }
 
+/// What /openapi.json says of `lastEventId` and `Last-Event-ID` (one string, empty, a
+/// decimal id of at most 19 digits or `ev_` and 16 lowercase hex digits) is what the
+/// stream takes: a query value is read percent-decoded, and anything else is refused
+/// with the usual error body rather than streamed from some other point.
+#[tokio::test]
+async fn a_last_event_id_outside_the_described_pattern_is_refused() {
+    let sb = sandbox().await;
+    let id = create(&sb, json!({})).await;
+    let all = full(&sb, &id).await;
+    let get = |query: &str, headers: &[&str]| {
+        let mut req = client()
+            .get(format!(
+                "{}/eve/v1/session/{id}/stream{query}",
+                sb.base_url()
+            ))
+            .bearer_auth(sb.key());
+        for h in headers {
+            req = req.header("last-event-id", *h);
+        }
+        req.send()
+    };
+    for query in [
+        "?lastEventId=abc",
+        "?lastEventId=%201",
+        "?lastEventId=1%20",
+        "?lastEventId=1+",
+        "?lastEventId=12345678901234567890",
+        "?lastEventId=ev_0123456789ABCDEF",
+        "?lastEventId=ev_0123456789abcde",
+        "?lastEventId=1&lastEventId=2",
+        "?lastEventId=1&lastEventId=abc",
+    ] {
+        let resp = get(query, &[]).await.unwrap();
+        assert_eq!(resp.status(), 400, "{query}");
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["error"]["code"], "invalid_request", "{query}: {body}");
+    }
+    let resp = get("", &["1", "2"]).await.unwrap();
+    assert_eq!(resp.status(), 400, "Last-Event-ID sent twice");
+
+    // What the pattern allows, however it is encoded: %31 is "1", and empty is the start.
+    for (query, after) in [
+        ("?lastEventId=%31", 1),
+        ("?lastEventId=", 0),
+        ("?lastEventId", 0),
+    ] {
+        let resp = get(query, &[]).await.unwrap();
+        assert_eq!(resp.status(), 200, "{query}");
+        let text = resp.text().await.unwrap();
+        assert_eq!(
+            text.matches("\ndata: ").count(),
+            all.len() - after,
+            "{query}: {text}"
+        );
+    }
+    sb.stop().await;
+}
+
 #[tokio::test]
 async fn live_resume_mid_turn_continues_without_gap() {
     let sb = sandbox().await;
