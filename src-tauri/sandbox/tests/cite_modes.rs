@@ -829,21 +829,27 @@ async fn slow_cite_holds_its_answer_and_can_be_given_up_on() {
         .send()
         .await;
     assert!(gave_up.unwrap_err().is_timeout());
-    // Parse is not slowed; a slow drip on top streams the answer slowly.
-    let t = Instant::now();
-    let resp = client()
-        .post(format!("{}/citations/v1/parse", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&json!({"essay": BODY}))
-        .send()
+    // What is not held is told from what is by a hold far longer than any loaded machine
+    // takes to answer, not by how fast the answer came: parse is not slowed, and with
+    // the hold off again neither is cite.
+    assert_eq!(set_faults(&sb, json!({"slowCiteMs": 120_000})).await, 200);
+    let unheld = |path: &str| {
+        client()
+            .post(format!("{}/citations/v1/{path}", sb.base_url()))
+            .bearer_auth(sb.key())
+            .timeout(Duration::from_secs(60))
+            .json(&json!({"essay": BODY}))
+            .send()
+    };
+    let resp = unheld("parse")
         .await
-        .unwrap();
+        .expect("parse answers without the hold");
     assert_eq!(resp.status(), 200);
-    assert!(t.elapsed() < Duration::from_millis(700));
     assert_eq!(set_faults(&sb, json!({"slowCiteMs": 0})).await, 200);
-    let t = Instant::now();
-    assert_eq!(cite(&sb, json!({"essay": BODY})).await.status(), 200);
-    assert!(t.elapsed() < Duration::from_millis(700));
+    let resp = unheld("cite")
+        .await
+        .expect("cite answers once the hold is off");
+    assert_eq!(resp.status(), 200);
     sb.stop().await;
 }
 
