@@ -13,13 +13,19 @@ CLI_SCOPE := --profile cli -p casebook-cli --bins
 # Where cargo builds: CARGO_TARGET_DIR, or target/ (absolute; worked out only when used).
 TARGET = $(shell scripts/target-dir.sh)
 
-.PHONY: run test harden lint bindings bench deps-build deps-test deps-package ui ui-deps build release package fresh-install screenshots clean
+.PHONY: run test loaded-test harden lint bindings bench deps-build deps-test deps-package ui ui-deps build release package fresh-install screenshots clean
 
 run: deps-build release
 	scripts/run-app.sh
 
 test:
 	scripts/test.sh
+
+# The Rust and end-to-end tests as `make test` runs them, with every core held busy by
+# a busy loop (scripts/loaded-test.sh): what a loaded CI machine does to timing. Not
+# part of `make test`; docs/development.md says when to run it.
+loaded-test:
+	scripts/loaded-test.sh
 
 deps-build:
 	scripts/install-deps.sh build
