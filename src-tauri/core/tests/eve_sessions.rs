@@ -621,3 +621,58 @@ fn a_restart_resumes_from_the_stored_cursor() {
         s.stop().await;
     });
 }
+
+/// A mission that hands work to a sub-agent: in 27 its turn pauses on the call and
+/// resumes by itself, so the watch follows it to the report; it never needs the person,
+/// and the window says what runs while it waits. B names the sub-agent without pausing.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mission_that_delegates_is_followed_to_its_report() {
+    for protocol in [MissionProtocol::EveB, MissionProtocol::Eve27] {
+        let (s, c) = sandbox(protocol).await;
+        s.faults().set_delegate(true);
+        let id = mission(&c, "Does shade reduce heat stroke?", 60, 0).await;
+        let (seen, end) = watch(&c, &id, fast()).await;
+        let names = names(&seen.events);
+        let report = Conversation::from_events(&seen.events);
+        assert!(
+            report.report().is_some_and(|r| r.text.contains("Findings")),
+            "{protocol:?}: the watch stopped before the report: {names:?}"
+        );
+        assert_eq!(
+            protocol::turn_end(end.terminal().unwrap()),
+            Some(protocol::TurnEnd::Waiting),
+            "{protocol:?}"
+        );
+        let status = seen
+            .events
+            .iter()
+            .scan(MissionStatus::Running, |st, e| {
+                *st = st.after(&protocol::read(e));
+                Some(*st)
+            })
+            .collect::<Vec<_>>();
+        assert!(
+            !status.contains(&MissionStatus::NeedsInput),
+            "{protocol:?}: {status:?}"
+        );
+        let agent = report
+            .items
+            .iter()
+            .find(|i| i.step.as_ref().is_some_and(|st| st.kind == "agent"))
+            .unwrap_or_else(|| panic!("{protocol:?}: no sub-agent step"));
+        assert_eq!(agent.step.as_ref().unwrap().name, "researcher");
+        if protocol == MissionProtocol::Eve27 {
+            let paused = seen
+                .events
+                .iter()
+                .position(|e| e.event == "turn.paused")
+                .unwrap_or_else(|| panic!("no pause: {names:?}"));
+            let at_pause = Conversation::from_events(&seen.events[..=paused]);
+            assert_eq!(
+                at_pause.activity().as_deref(),
+                Some("Waiting for the sub-agent researcher")
+            );
+            assert!(names.contains(&"turn.resumed"), "{names:?}");
+        }
+    }
+}

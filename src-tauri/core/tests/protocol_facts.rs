@@ -1,7 +1,7 @@
 //! Each vocabulary's reader on recorded streams of its generation (`tests/data/eve`): the
 //! facts every record says, in order, and where a turn ends for a watcher.
 
-use casebook_core::missions::protocol::facts::{DeltaText, Fact, PartKind};
+use casebook_core::missions::protocol::facts::{Awaited, DeltaText, Fact, PartKind};
 use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record};
 use casebook_core::missions::protocol::{self, MissionEvent, TurnEnd};
 use std::path::PathBuf;
@@ -106,7 +106,7 @@ fn generation_b_holds_for_input_not_for_tasks_signs_in_and_fails() {
     let held: Vec<bool> = facts
         .iter()
         .filter_map(|f| match f {
-            Fact::TurnHeld { for_person } => Some(*for_person),
+            Fact::TurnHeld { for_person, .. } => Some(*for_person),
             _ => None,
         })
         .collect();
@@ -220,4 +220,35 @@ fn turns_end_at_waiting_input_and_the_session_end_but_not_at_background_work() {
     assert_eq!(end("session.completed", "{}"), Some(TurnEnd::Complete));
     assert_eq!(end("turn.completed", "{}"), None);
     assert_eq!(end("message.appended", "{}"), None);
+}
+
+#[test]
+fn a_v27_pause_is_the_person_s_only_when_it_awaits_an_interaction() {
+    let held =
+        |data: &str| match protocol::read(&MissionEvent::new(None, "turn.paused".into(), data))
+            .as_slice()
+        {
+            [
+                Fact::TurnHeld {
+                    for_person,
+                    awaiting,
+                },
+            ] => (*for_person, awaiting.clone()),
+            other => panic!("{other:?}"),
+        };
+    let (person, awaiting) = held(r#"{"turnId":"t1","awaiting":[{"callId":"call_1"}]}"#);
+    assert!(!person);
+    assert_eq!(awaiting, [Awaited::Call("call_1".into())]);
+    assert!(!held(r#"{"awaiting":[{"taskId":"task_1"}]}"#).0);
+    assert!(held(r#"{"awaiting":[{"callId":"c"},{"interactionId":"i"}]}"#).0);
+    // A pause that names nothing is the person's, as before eve listed what it awaits.
+    assert!(held("{}").0);
+    assert_eq!(
+        protocol::turn_end(&MissionEvent::new(
+            None,
+            "turn.paused".into(),
+            r#"{"awaiting":[{"callId":"call_1"}]}"#
+        )),
+        None
+    );
 }

@@ -69,6 +69,9 @@
 //!   `x-eve-stream-tail-index` header, as eve did before 0.27.7;
 //! - `ignoreStartIndex`: `true` to send eve streams from their first record whatever
 //!   `startIndex` asks, as a server that does not know it would.
+//! - `delegate`: `true` to have eve sessions created from now on hand one task to a
+//!   `researcher` sub-agent before their report (27: the turn pauses on that call and
+//!   resumes by itself);
 //! - `streamContentLength`: N > 0 to have every stream response (SSE and eve) declare
 //!   `Content-Length: N` and end after N bytes, inside a record (0: off); each counts in
 //!   `cutsMade`.
@@ -129,6 +132,7 @@ struct FaultRequest {
     no_tail_index: Option<bool>,
     ignore_start_index: Option<bool>,
     stream_content_length: Option<u64>,
+    delegate: Option<bool>,
     require_references: Option<bool>,
     cite_style: Option<String>,
     placement: Option<String>,
@@ -368,6 +372,9 @@ async fn set_faults(
     }
     if let Some(n) = req.stream_content_length {
         f.set_stream_content_length(n);
+    }
+    if let Some(on) = req.delegate {
+        f.set_delegate(on);
     }
     if let Some(name) = req.completion_event.as_deref() {
         f.set_completion_event(Some(name));

@@ -277,6 +277,7 @@ struct State_ {
     no_tail_index: AtomicBool,
     ignore_start_index: AtomicBool,
     stream_content_length: AtomicU64,
+    delegate: AtomicBool,
     cite: Mutex<crate::CiteVariants>,
     default_cite: Mutex<crate::CiteVariants>,
 }
@@ -602,6 +603,17 @@ impl Faults {
         self.0.stream_content_length.store(n, Ordering::SeqCst);
     }
 
+    /// eve sessions created from now on hand one task to a sub-agent before their report
+    /// (B: `agent.started`; 27: `child.opened` and the turn paused on the call until it
+    /// returns).
+    pub fn set_delegate(&self, on: bool) {
+        self.0.delegate.store(on, Ordering::SeqCst);
+    }
+
+    pub fn delegate(&self) -> bool {
+        self.0.delegate.load(Ordering::SeqCst)
+    }
+
     pub fn stream_content_length(&self) -> Option<u64> {
         Some(self.0.stream_content_length.load(Ordering::SeqCst)).filter(|n| *n > 0)
     }
@@ -634,6 +646,7 @@ impl Faults {
         self.set_no_tail_index(false);
         self.set_ignore_start_index(false);
         self.set_stream_content_length(0);
+        self.set_delegate(false);
         self.set_mission_protocol(MissionProtocol::from_index(
             self.0.default_protocol.load(Ordering::SeqCst),
         ));

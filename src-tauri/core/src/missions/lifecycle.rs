@@ -88,8 +88,13 @@ fn fact_moves(now: MissionStatus, fact: &Fact) -> Option<MissionStatus> {
         Fact::TurnStarted | Fact::TurnResumed | Fact::RequestSettled { .. } => {
             MissionStatus::Running
         }
-        Fact::TurnHeld { for_person: true } | Fact::RequestOpened(_) => MissionStatus::NeedsInput,
-        Fact::TurnHeld { for_person: false } => MissionStatus::Running,
+        Fact::TurnHeld {
+            for_person: true, ..
+        }
+        | Fact::RequestOpened(_) => MissionStatus::NeedsInput,
+        Fact::TurnHeld {
+            for_person: false, ..
+        } => MissionStatus::Running,
         // A sign-in carried by an interaction holds the turn; eve 26's goes on by itself
         // once the browser's callback arrives.
         Fact::SignInOpened {

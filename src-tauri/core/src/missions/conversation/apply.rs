@@ -8,7 +8,7 @@ use crate::missions::conversation::readable::{
 use crate::missions::conversation::{
     Conversation, Item, ItemKind, PendingRequest, SignIn, Source, Step, StepStatus,
 };
-use crate::missions::protocol::facts::{DeltaText, Fact, PartKind, Request, SignInPrompt};
+use crate::missions::protocol::facts::{Awaited, DeltaText, Fact, PartKind, Request, SignInPrompt};
 use serde_json::Value;
 
 /// Keys of open parts, calls and requests remembered at once; a part whose end was lost
@@ -26,8 +26,12 @@ impl Conversation {
 
     fn take(&mut self, fact: &Fact, seq: u64) {
         match fact {
-            Fact::TurnStarted => self.turn_started(seq),
+            Fact::TurnStarted => {
+                self.progress.held_on = None;
+                self.turn_started(seq);
+            }
             Fact::TurnEnded { outcome, error, .. } => {
+                self.progress.held_on = None;
                 self.close_turn(outcome, seq);
                 if outcome == "cancelled" {
                     self.end_open(seq, "cancelled");
@@ -37,10 +41,18 @@ impl Conversation {
                     self.push(ItemKind::Failure, msg, seq);
                 }
             }
-            Fact::TurnHeld { .. } | Fact::TurnResumed => {}
+            Fact::TurnHeld {
+                for_person: false,
+                awaiting,
+            } => self.progress.held_on = Some(self.awaited(awaiting)),
+            Fact::TurnHeld { .. } | Fact::TurnResumed => self.progress.held_on = None,
             // Before eve 0.70 a turn ends at the session's wait, with no end of its own.
-            Fact::Waiting { .. } => self.close_turn("completed", seq),
+            Fact::Waiting { .. } => {
+                self.progress.held_on = None;
+                self.close_turn("completed", seq);
+            }
             Fact::SessionEnded { failed, error } => {
+                self.progress.held_on = None;
                 self.close_turn(if *failed { "failed" } else { "completed" }, seq);
                 if *failed {
                     let msg = error.clone().unwrap_or("The mission failed.".into());
@@ -105,7 +117,14 @@ impl Conversation {
                 key,
                 name,
                 ends_here,
+                call,
             } => {
+                if let Some(call) = call {
+                    if self.progress.agents.len() >= MAX_OPEN_KEYS {
+                        self.progress.agents.remove(0);
+                    }
+                    self.progress.agents.push((call.clone(), name.clone()));
+                }
                 let at = self.open_step(format!("agent:{key}"), "agent", name, None, seq);
                 // Followed on its own stream: a finished step here.
                 if !ends_here {
@@ -235,6 +254,39 @@ impl Conversation {
         }
     }
 
+    /// What a held turn waits on, as the window's status line says it: "the sub-agent
+    /// researcher", "the background task index".
+    fn awaited(&self, awaiting: &[Awaited]) -> String {
+        let named = |key: String| {
+            self.key(&key)
+                .and_then(|at| self.items[at as usize].step.as_ref())
+                .map(|s| s.name.clone())
+        };
+        let each: Vec<String> = awaiting
+            .iter()
+            .map(|a| match a {
+                Awaited::Call(id) => {
+                    let agent = self.progress.agents.iter().rev().find(|(c, _)| c == id);
+                    match (agent, named(format!("call:{id}"))) {
+                        (Some((_, name)), _) => format!("the sub-agent {name}"),
+                        (None, Some(name)) => name,
+                        (None, None) => "a call it made".into(),
+                    }
+                }
+                Awaited::Task(id) => match named(format!("task:{id}")) {
+                    Some(name) => format!("the background task {name}"),
+                    None => "a background task".into(),
+                },
+                Awaited::Interaction(_) => "your answer".into(),
+            })
+            .collect();
+        if each.is_empty() {
+            "its background tasks".into()
+        } else {
+            each.join(" and ")
+        }
+    }
+
     fn turn_started(&mut self, seq: u64) {
         self.progress.turns += 1;
         let n = self.progress.turns;
@@ -301,6 +353,8 @@ impl Conversation {
     // ---- building blocks ----
 
     fn push(&mut self, kind: ItemKind, text: String, seq: u64) -> u32 {
+        // Something new happened: a held turn has moved on.
+        self.progress.held_on = None;
         let index = self.items.len() as u32;
         self.items.push(Item {
             index,

@@ -228,6 +228,12 @@ pub struct Progress {
     last_search: Option<u32>,
     /// Steps whose input streams in (no input came with the request): the raw text so far.
     inputs: Vec<(u32, String)>,
+    /// What a held turn waits on, readable ("the sub-agent researcher"), while it does.
+    #[serde(default)]
+    held_on: Option<String>,
+    /// Sub-agents by the call that delegated to them: their names.
+    #[serde(default)]
+    agents: Vec<(String, String)>,
 }
 
 /// The conversation so far.
@@ -375,8 +381,14 @@ impl Conversation {
     }
 
     /// What the agent does now, read from the newest open step, question or message.
+    /// A question or sign-in the person owes comes first; then what a held turn waits on.
     pub fn activity(&self) -> Option<String> {
-        let item = self.items.iter().rev().take(64).find(|i| i.open)?;
+        let item = self.items.iter().rev().take(64).find(|i| i.open);
+        let owed = item.is_some_and(|i| matches!(i.kind, ItemKind::Question | ItemKind::SignIn));
+        if let Some(on) = self.progress.held_on.as_ref().filter(|_| !owed) {
+            return Some(format!("Waiting for {on}"));
+        }
+        let item = item?;
         Some(match item.kind {
             ItemKind::Tool => {
                 let step = item.step.as_ref()?;

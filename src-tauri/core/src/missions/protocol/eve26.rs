@@ -24,6 +24,7 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
         // `on: "tasks"`: the turn waits on its own background work and goes on by itself.
         "turn.waiting" => Fact::TurnHeld {
             for_person: s("on") == Some("input"),
+            awaiting: Vec::new(),
         },
         "session.failed" => Fact::SessionEnded {
             failed: true,
@@ -127,6 +128,7 @@ fn work(e: &MissionEvent) -> Option<Vec<Fact>> {
                 name: name.to_owned(),
                 // A sub-agent is followed on its own stream; its end is not in this one.
                 ends_here: e.event == "subagent.started",
+                call: owned(d, "callId"),
             }
         }
         "subagent.completed" => Fact::ChildEnded {

@@ -4,7 +4,7 @@
 //! names, and read as [`super::eve26`] reads them.
 
 use crate::missions::protocol::MissionEvent;
-use crate::missions::protocol::facts::{DeltaText, Fact, PartKind, SignInPrompt};
+use crate::missions::protocol::facts::{Awaited, DeltaText, Fact, PartKind, SignInPrompt};
 use crate::missions::protocol::json::{
     call_settled, cost, error_message, owned, request_of, text, text_of_parts,
 };
@@ -20,7 +20,7 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
             error: error_message(d),
             session_waits: true,
         },
-        "turn.paused" => Fact::TurnHeld { for_person: true },
+        "turn.paused" => paused(d),
         "turn.resumed" => Fact::TurnResumed,
         "session.ended" => Fact::SessionEnded {
             failed: s("outcome") == Some("failed"),
@@ -105,6 +105,9 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
                     .to_owned(),
                 name: name.to_owned(),
                 ends_here: false,
+                call: s("callId")
+                    .or_else(|| d.pointer("/owner/callId").and_then(Value::as_str))
+                    .map(str::to_owned),
             }
         }
         "usage.recorded" => match cost(d) {
@@ -123,6 +126,33 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
         _ => return None,
     };
     Some(vec![fact])
+}
+
+/// A paused turn: held for the person only when it awaits an interaction; one that
+/// awaits its own calls or tasks resumes by itself. A pause that names nothing is taken
+/// as the person's, as before eve listed what it awaits.
+fn paused(d: &Value) -> Fact {
+    let awaiting: Vec<Awaited> = d
+        .get("awaiting")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|a| {
+            let id = |k: &str| text(a, k).map(str::to_owned);
+            id("interactionId")
+                .map(Awaited::Interaction)
+                .or_else(|| id("callId").map(Awaited::Call))
+                .or_else(|| id("taskId").map(Awaited::Task))
+        })
+        .collect();
+    let for_person = awaiting.is_empty()
+        || awaiting
+            .iter()
+            .any(|a| matches!(a, Awaited::Interaction(_)));
+    Fact::TurnHeld {
+        for_person,
+        awaiting,
+    }
 }
 
 /// An interaction: a sign-in, or a request the person answers.

@@ -20,9 +20,11 @@ pub enum Fact {
         session_waits: bool,
     },
     /// The turn is held. `for_person`: until the person acts (an answer, an approval, a
-    /// sign-in); otherwise it goes on by itself (its own background work).
+    /// sign-in); otherwise it goes on by itself once what it awaits is done (its own
+    /// delegated calls, sub-agents and background tasks). `awaiting`: what it names.
     TurnHeld {
         for_person: bool,
+        awaiting: Vec<Awaited>,
     },
     TurnResumed,
     /// The session waits for the person's next message. eve before 0.31 hands the next
@@ -91,6 +93,8 @@ pub enum Fact {
         key: String,
         name: String,
         ends_here: bool,
+        /// The call that delegated to it, when the record names one.
+        call: Option<String>,
     },
     ChildEnded {
         key: String,
@@ -151,6 +155,17 @@ pub enum Fact {
         summary: Option<String>,
         findings: Vec<String>,
     },
+}
+
+/// What a held turn waits on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Awaited {
+    /// A question, approval or sign-in: the person acts.
+    Interaction(String),
+    /// One of its own calls (a sub-agent, a workflow tool).
+    Call(String),
+    /// One of its own background tasks.
+    Task(String),
 }
 
 /// What a streaming part is.
@@ -225,7 +240,9 @@ impl Fact {
                 session_waits: true,
                 ..
             } => Some(TurnEnd::Waiting),
-            Fact::TurnHeld { for_person: true } => Some(TurnEnd::NeedsInput),
+            Fact::TurnHeld {
+                for_person: true, ..
+            } => Some(TurnEnd::NeedsInput),
             Fact::SessionEnded { failed: true, .. } => Some(TurnEnd::Failed),
             Fact::SessionEnded { failed: false, .. } => Some(TurnEnd::Complete),
             _ => None,

@@ -75,6 +75,8 @@ pub struct Agent {
     /// The report's length in `message.appended` deltas (the `replyDeltas` extension);
     /// `None`: as long as its findings make it.
     reply_deltas: Option<u64>,
+    /// Hands one task to a sub-agent before the report (the `delegate` fault).
+    delegate: bool,
 }
 
 impl Agent {
@@ -117,7 +119,16 @@ impl Agent {
             found: Vec::new(),
             claims: Vec::new(),
             reply_deltas: None,
+            delegate: false,
         }
+    }
+
+    /// Hands one task to a sub-agent, once, before the report: in 27 the turn pauses on
+    /// the call (`turn.paused {awaiting: [{callId}]}`) and resumes by itself when it
+    /// returns, as eve does for sub-agents and workflow tools since 0.48.
+    pub fn delegating(mut self, on: bool) -> Self {
+        self.delegate = on;
+        self
     }
 
     /// Makes every report exactly `n` deltas long (at least 1, at most
@@ -574,7 +585,45 @@ impl Agent {
         self.report(out)
     }
 
+    /// One call to the `researcher` sub-agent, in its own step: the call, the child's
+    /// start, the call's result with what the child found.
+    fn delegate_research(&mut self, out: &mut Vec<Ev>) {
+        self.step_started(out);
+        self.say(
+            out,
+            "Asking the researcher sub-agent to check the findings.",
+            "tool-calls",
+        );
+        let call_id = self.id("call");
+        let child = self.id("ses_child");
+        let task = format!(
+            "Check every finding on {} against a second source.",
+            self.topic()
+        );
+        out.push(self.in_step(
+            "actions.requested",
+            json!({"actions": [{"kind": "tool-call", "callId": call_id, "toolName": "researcher", "input": {"task": task}}]}),
+        ));
+        out.push(self.in_step(
+            "agent.started",
+            json!({"callId": call_id, "sessionId": child, "name": "researcher",
+                   "streamPath": format!("/eve/v1/session/{child}/stream")}),
+        ));
+        let checked = self.claims.len();
+        out.push(self.in_step(
+            "action.result",
+            json!({"status": "completed", "result": {
+                "kind": "tool-result", "callId": call_id, "toolName": "researcher",
+                "output": {"text": format!("Checked {checked} findings; each holds against a second source.")},
+            }}),
+        ));
+        self.step_completed(out, "tool-calls");
+    }
+
     fn report(&mut self, out: &mut Vec<Ev>) -> After {
+        if std::mem::take(&mut self.delegate) {
+            self.delegate_research(out);
+        }
         self.step_started(out);
         let mut text = format!(
             "# Findings on “{}”\n\n{} sources read; each finding links its source.\n\n",

@@ -108,6 +108,9 @@ struct Meta {
     /// The report's length in deltas (the `replyDeltas` extension).
     #[serde(default)]
     reply_deltas: Option<u64>,
+    /// The agent delegates to a sub-agent before its report (the `delegate` fault).
+    #[serde(default)]
+    delegate: bool,
 }
 
 /// Something that changed a session besides its own playing: logged so a restart
@@ -143,7 +146,8 @@ impl St {
             meta.events,
             meta.task_mode,
         )
-        .with_reply_deltas(meta.reply_deltas);
+        .with_reply_deltas(meta.reply_deltas)
+        .delegating(meta.delegate);
         let mut st = St {
             records: Vec::new(),
             pending: VecDeque::new(),
@@ -490,6 +494,7 @@ pub async fn create(
         token: new_token(),
         transition: proto == MissionProtocol::Eve27 && shared.faults.v27_transition(),
         reply_deltas,
+        delegate: shared.faults.delegate(),
     };
     let mut st = St::fresh(&meta, proto);
     if let Some(dir) = &shared.missions.dir {

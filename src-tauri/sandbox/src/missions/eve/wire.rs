@@ -126,6 +126,8 @@ pub struct V27 {
     deliveries: Vec<String>,
     reply: Option<String>,
     last_turn: Option<Value>,
+    /// Calls handed to a sub-agent, on which the turn is paused until they return.
+    delegated: HashSet<String>,
     /// eve's transition period: the tool-call family still rides as v26 events
     /// inside lines (the `v27Transition` fault).
     transition: bool,
@@ -271,9 +273,31 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             if let Some(e) = d.get("error") {
                 settled["error"] = e.clone();
             }
+            let call = r["callId"].as_str().unwrap_or_default();
+            if state.delegated.remove(call) {
+                // The sub-agent's call started when it was handed over.
+                return Some(line(vec![
+                    fact("call.settled", turn, settled),
+                    fact("turn.resumed", turn, json!({"turnId": turn, "cause": {"callId": call}})),
+                ]));
+            }
             vec![
                 fact("call.started", turn, json!({"callId": r["callId"]})),
                 fact("call.settled", turn, settled),
+            ]
+        }
+        "agent.started" => {
+            let call = d["callId"].as_str().unwrap_or_default().to_owned();
+            state.delegated.insert(call.clone());
+            vec![
+                fact("call.started", turn, json!({"callId": call})),
+                fact(
+                    "child.opened",
+                    turn,
+                    json!({"sessionId": d["sessionId"], "owner": {"callId": call},
+                           "name": d["name"], "stream": d["streamPath"]}),
+                ),
+                fact("turn.paused", turn, json!({"turnId": turn, "awaiting": [{"callId": call}]})),
             ]
         }
         "step.completed" => {
@@ -371,6 +395,15 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
         boundary: ended,
         ended,
     })
+}
+
+/// One committed line of facts.
+fn line(facts: Vec<Value>) -> Rec {
+    Rec {
+        line: json!({"at": rfc3339(now_ms()), "facts": facts}).to_string(),
+        boundary: false,
+        ended: false,
+    }
 }
 
 struct Streamer {
