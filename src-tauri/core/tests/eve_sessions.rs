@@ -676,3 +676,29 @@ async fn a_mission_that_delegates_is_followed_to_its_report() {
         }
     }
 }
+
+/// A history past eve's retention (`410 session_expired`) is said plainly at once, and
+/// not asked for again.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_expired_history_is_said_at_once_without_a_retry() {
+    for protocol in GENERATIONS {
+        let (s, c) = sandbox(protocol).await;
+        let id = mission(&c, "Does shade reduce heat stroke?", 40, 0).await;
+        let (seen, _) = watch(&c, &id, fast()).await;
+        let asked = s.stream_requests(&id).len();
+        s.faults().set_history_expired(true);
+        let opts = WatchOptions {
+            start_index: Some(seen.cursor),
+            ..fast()
+        };
+        let err = c.watch(&id, opts, |_| {}).await.unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NotFound, "{protocol:?}");
+        assert!(err.message().contains("expired"), "{}", err.message());
+        assert_eq!(err.service_code(), Some("session_expired"));
+        assert_eq!(
+            s.stream_requests(&id).len(),
+            asked + 1,
+            "{protocol:?}: asked again"
+        );
+    }
+}

@@ -69,6 +69,8 @@
 //!   `x-eve-stream-tail-index` header, as eve did before 0.27.7;
 //! - `ignoreStartIndex`: `true` to send eve streams from their first record whatever
 //!   `startIndex` asks, as a server that does not know it would.
+//! - `historyExpired`: `true` to answer eve stream requests `410 {code:
+//!   "session_expired"}`, as eve does once a session's history is past its retention;
 //! - `delegate`: `true` to have eve sessions created from now on hand one task to a
 //!   `researcher` sub-agent before their report (27: the turn pauses on that call and
 //!   resumes by itself);
@@ -133,6 +135,7 @@ struct FaultRequest {
     ignore_start_index: Option<bool>,
     stream_content_length: Option<u64>,
     delegate: Option<bool>,
+    history_expired: Option<bool>,
     require_references: Option<bool>,
     cite_style: Option<String>,
     placement: Option<String>,
@@ -375,6 +378,9 @@ async fn set_faults(
     }
     if let Some(on) = req.delegate {
         f.set_delegate(on);
+    }
+    if let Some(on) = req.history_expired {
+        f.set_history_expired(on);
     }
     if let Some(name) = req.completion_event.as_deref() {
         f.set_completion_event(Some(name));

@@ -278,6 +278,7 @@ struct State_ {
     ignore_start_index: AtomicBool,
     stream_content_length: AtomicU64,
     delegate: AtomicBool,
+    history_expired: AtomicBool,
     cite: Mutex<crate::CiteVariants>,
     default_cite: Mutex<crate::CiteVariants>,
 }
@@ -614,6 +615,16 @@ impl Faults {
         self.0.delegate.load(Ordering::SeqCst)
     }
 
+    /// eve streams answer `410 {code: "session_expired"}`, as eve 0.79.1 and later do once
+    /// a session's history is past its retention.
+    pub fn set_history_expired(&self, on: bool) {
+        self.0.history_expired.store(on, Ordering::SeqCst);
+    }
+
+    pub fn history_expired(&self) -> bool {
+        self.0.history_expired.load(Ordering::SeqCst)
+    }
+
     pub fn stream_content_length(&self) -> Option<u64> {
         Some(self.0.stream_content_length.load(Ordering::SeqCst)).filter(|n| *n > 0)
     }
@@ -647,6 +658,7 @@ impl Faults {
         self.set_ignore_start_index(false);
         self.set_stream_content_length(0);
         self.set_delegate(false);
+        self.set_history_expired(false);
         self.set_mission_protocol(MissionProtocol::from_index(
             self.0.default_protocol.load(Ordering::SeqCst),
         ));

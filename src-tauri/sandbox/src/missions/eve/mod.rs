@@ -781,6 +781,14 @@ pub async fn stream(
     if faults.take_stream_404() {
         return session_not_found();
     }
+    if faults.history_expired() {
+        // eve 0.79.1 and later, once a session's history is past its retention.
+        return eve_error(
+            StatusCode::GONE,
+            "This session's history has expired.",
+            Some("session_expired"),
+        );
+    }
     let len = session.lock().records.len() as i64;
     let wanted = if faults.ignore_start_index() {
         0
