@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::package::{Package, parse_rels, rels_part_for};
-use super::style::{insertions, prepare};
+use super::style::{has_free_sentence, insertions_avoiding, prepare};
 use super::xml::{Edit, Elem, Ns, Tree, apply, decode, escape_text};
 use super::{
     Anchor, CiteOptions, Cited, EngineError, Kind, MIN_CITABLE_CHARS, Paragraph, Parsed, Reference,
@@ -47,6 +47,80 @@ struct Para {
     /// Inside a content control Word refills on open (bound to custom XML) or
     /// one still showing its placeholder prompt.
     bound: bool,
+    /// In an `mc:Fallback`: the copy of `mc:Choice` content that older readers show.
+    copy: bool,
+    /// The `mc:Fallback` copy of this paragraph ([`Doc::copies`]), which gets the same
+    /// citations; `None` outside alternate content.
+    twin: Option<usize>,
+    /// In alternate content whose fallback copy could not be matched paragraph for
+    /// paragraph: citing one copy only would make them disagree.
+    unpaired: bool,
+    /// A field is still open where the paragraph ends (its text runs into a field result).
+    open_at_end: bool,
+    /// Holds a list Word generates (a table of contents or figures, an index).
+    generated: bool,
+    /// Char ranges of citations the document already has here (citation fields and
+    /// citation content controls).
+    cited: Vec<(usize, usize)>,
+}
+
+/// A complex field being read.
+struct OpenField {
+    instr: String,
+    /// The paragraph (builder index) and char where the field began.
+    para: Option<usize>,
+    at: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FieldKind {
+    /// Word's `CITATION`, Zotero's `ADDIN ZOTERO_ITEM`, Mendeley's `ADDIN CSL_CITATION`,
+    /// EndNote's `ADDIN EN.CITE`.
+    Citation,
+    /// Word's `BIBLIOGRAPHY`, Zotero's `ADDIN ZOTERO_BIBL`, Mendeley's
+    /// `ADDIN Mendeley Bibliography CSL_BIBLIOGRAPHY`, EndNote's `ADDIN EN.REFLIST`.
+    Bibliography,
+    /// `TOC` (contents, figures), `TOA` (authorities), `INDEX`: lists Word rebuilds.
+    Generated,
+    Other,
+}
+
+fn field_kind(instr: &str) -> FieldKind {
+    // Only the words before a reference manager's JSON: a title in it may say anything.
+    let head = instr.split('{').next().unwrap_or("").to_ascii_uppercase();
+    let mut words = head.split_whitespace();
+    match words.next() {
+        Some("CITATION") => FieldKind::Citation,
+        Some("BIBLIOGRAPHY") => FieldKind::Bibliography,
+        Some("TOC" | "TOA" | "INDEX") => FieldKind::Generated,
+        Some("ADDIN") => {
+            let rest: Vec<&str> = words.collect();
+            if rest
+                .iter()
+                .any(|w| w.contains("BIBL") || *w == "EN.REFLIST")
+            {
+                FieldKind::Bibliography
+            } else if rest
+                .iter()
+                .any(|w| w.contains("CITATION") || *w == "ZOTERO_ITEM" || *w == "EN.CITE")
+            {
+                FieldKind::Citation
+            } else {
+                FieldKind::Other
+            }
+        }
+        _ => FieldKind::Other,
+    }
+}
+
+/// A bibliography the document already has: a field's result or a content control.
+struct Bibliography {
+    /// First and last paragraph elements it spans.
+    first: usize,
+    last: usize,
+    /// Where entries added to it go: after the field's end (a reference manager
+    /// rewrites the result), or at the end of the content control.
+    insert_at: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -64,6 +138,10 @@ struct Doc<'a> {
     roles: Vec<Role>,
     fld_before: Vec<u32>,
     fld_after: Vec<u32>,
+    /// `mc:Fallback` copies of paragraphs, edited alongside their originals.
+    copies: Vec<Para>,
+    /// Where new references go when the document has a bibliography of its own.
+    bib_insert_at: Option<usize>,
 }
 
 const W_NS: &str = "http://schemas.openxmlformats.org/wordprocessingml/2006/main";
@@ -87,26 +165,30 @@ impl<'a> Doc<'a> {
 
         let n = tree.elems.len();
         let mut excluded = vec![false; n];
+        let mut copy = vec![false; n];
+        // Fields open in the document's text and in fallback copies, read apart: a
+        // copy repeats the fields of its original.
+        let mut open: [Vec<OpenField>; 2] = [Vec::new(), Vec::new()];
+        let mut bibs: Vec<Bibliography> = Vec::new();
         let mut para_of: Vec<Option<usize>> = vec![None; n];
         let mut bound_below = vec![false; n];
         let mut slot: Vec<Option<usize>> = vec![None; n];
         let mut fld_before = vec![0u32; n];
         let mut fld_after = vec![0u32; n];
         let mut builders: Vec<Para> = Vec::new();
-        let mut depth = 0u32;
 
         for i in 0..n {
             let e = &tree.elems[i];
             let parent = e.parent;
-            // Deleted and moved-away text is not part of the document; the
-            // mc:Fallback branch repeats mc:Choice content for old readers.
-            excluded[i] = parent.is_some_and(|p| excluded[p])
-                || w(e, "del")
-                || w(e, "moveFrom")
-                || e.is(Ns::Mc, "Fallback");
+            // Deleted and moved-away text is not part of the document.
+            excluded[i] = parent.is_some_and(|p| excluded[p]) || w(e, "del") || w(e, "moveFrom");
             if excluded[i] {
                 continue;
             }
+            // The mc:Fallback branch repeats mc:Choice content for old readers.
+            copy[i] = parent.is_some_and(|p| copy[p]) || e.is(Ns::Mc, "Fallback");
+            let fields = &mut open[usize::from(copy[i])];
+            let depth = fields.len() as u32;
             // Content controls bound to custom XML are refilled by Word on open, and
             // ones showing placeholder text hold prompts, not prose.
             bound_below[i] = parent.is_some_and(|p| bound_below[p])
@@ -143,6 +225,12 @@ impl<'a> Doc<'a> {
                     in_field: depth > 0,
                     depth,
                     bound,
+                    copy: copy[i],
+                    twin: None,
+                    unpaired: false,
+                    open_at_end: false,
+                    generated: false,
+                    cited: Vec::new(),
                 });
             } else if w(e, "r") {
                 fld_before[i] = depth;
@@ -151,13 +239,48 @@ impl<'a> Doc<'a> {
                     builders[b].runs.push(i);
                 }
             } else if w(e, "fldChar") && parent_is_run {
+                let b = para_of[i].and_then(|p| slot[p]);
+                let at = b.map_or(0, |b| builders[b].chars);
                 match e.attr(Ns::W, "fldCharType") {
-                    Some("begin") => depth += 1,
-                    Some("end") => depth = depth.saturating_sub(1),
+                    Some("begin") => fields.push(OpenField {
+                        instr: String::new(),
+                        para: b,
+                        at,
+                    }),
+                    Some("end") => {
+                        if let Some(f) = fields.pop() {
+                            let kind = field_kind(&f.instr);
+                            if kind == FieldKind::Citation
+                                && let Some(b) = b.filter(|&b| f.para == Some(b))
+                            {
+                                builders[b].cited.push((f.at, at));
+                            }
+                            if kind == FieldKind::Generated {
+                                for b in [f.para, b].into_iter().flatten() {
+                                    builders[b].generated = true;
+                                }
+                            }
+                            if kind == FieldKind::Bibliography
+                                && !copy[i]
+                                && let (Some(first), Some(last)) = (f.para, b)
+                            {
+                                let last = builders[last].elem;
+                                bibs.push(Bibliography {
+                                    first: builders[first].elem,
+                                    last,
+                                    insert_at: tree.elems[last].end,
+                                });
+                            }
+                        }
+                    }
                     _ => {}
                 }
                 if let Some(p) = parent {
-                    fld_after[p] = depth;
+                    fld_after[p] = fields.len() as u32;
+                }
+            } else if w(e, "instrText") && parent_is_run {
+                if let Some(f) = fields.last_mut() {
+                    f.instr.push_str(&decode(tree.inner(i)).0);
                 }
             } else if parent_is_run {
                 let piece = match e.local.as_str() {
@@ -207,13 +330,63 @@ impl<'a> Doc<'a> {
             }
         }
 
-        let paras: Vec<Para> = builders
+        for p in &mut builders {
+            p.open_at_end = p.runs.last().is_some_and(|&r| fld_after[r] > 0);
+        }
+        Self::simple_fields_and_controls(
+            &tree,
+            &excluded,
+            &copy,
+            &para_of,
+            &slot,
+            &mut builders,
+            &mut bibs,
+        );
+
+        let (copies, mut paras): (Vec<Para>, Vec<Para>) = builders
             .into_iter()
             .filter(|p| !p.text.trim().is_empty())
-            .collect();
+            .partition(|p| p.copy);
+        pair_copies(&tree, &excluded, &mut paras, &copies);
 
         let mut roles = vec![Role::Body; paras.len()];
-        if let Some(h) = paras.iter().rposition(|p| is_references_heading(&p.text)) {
+        let bib = last_bibliography(&tree, &bibs);
+        let mut bib_insert_at = None;
+        if let Some(b) = bib {
+            let (first, last) = (tree.elems[b.first].start, tree.elems[b.last].end);
+            let inside =
+                |p: &Para| tree.elems[p.elem].start >= first && tree.elems[p.elem].end <= last;
+            if let Some(start) = paras.iter().position(|p| inside(p)) {
+                let scope = tree.elems[b.last].parent.unwrap_or(body);
+                let mut end = start;
+                while end < paras.len()
+                    && (inside(&paras[end])
+                        || (tree.is_within(paras[end].elem, scope)
+                            && !is_heading_style(paras[end].style.as_deref())))
+                {
+                    end += 1;
+                }
+                let mut entries = start;
+                // The section's heading: the control's first paragraph, or the one before.
+                if end - start > 1
+                    && (is_references_heading(&paras[start].text)
+                        || is_heading_style(paras[start].style.as_deref()))
+                {
+                    roles[start] = Role::RefsHeading;
+                    entries += 1;
+                } else if start > 0 && is_references_heading(&paras[start - 1].text) {
+                    roles[start - 1] = Role::RefsHeading;
+                }
+                for r in &mut roles[entries..end] {
+                    *r = Role::RefEntry;
+                }
+                let after_last = tree.elems[paras[end - 1].elem].end;
+                bib_insert_at = Some(b.insert_at.max(after_last));
+            }
+        }
+        if bib_insert_at.is_none()
+            && let Some(h) = paras.iter().rposition(|p| is_references_heading(&p.text))
+        {
             roles[h] = Role::RefsHeading;
             // A list inside a container (a bibliography content control, a table
             // cell) ends with the container.
@@ -233,7 +406,94 @@ impl<'a> Doc<'a> {
             roles,
             fld_before,
             fld_after,
+            copies,
+            bib_insert_at,
         })
+    }
+
+    /// Citations and bibliographies written as simple fields (`w:fldSimple`) and as
+    /// content controls (`w:citation`, `w:bibliography`, the Bibliographies gallery).
+    #[allow(clippy::too_many_arguments)]
+    fn simple_fields_and_controls(
+        tree: &Tree<'_>,
+        excluded: &[bool],
+        copy: &[bool],
+        para_of: &[Option<usize>],
+        slot: &[Option<usize>],
+        builders: &mut [Para],
+        bibs: &mut Vec<Bibliography>,
+    ) {
+        for (i, e) in tree.elems.iter().enumerate() {
+            if excluded[i] {
+                continue;
+            }
+            let kind = if w(e, "fldSimple") {
+                field_kind(e.attr(Ns::W, "instr").unwrap_or(""))
+            } else if w(e, "sdt") {
+                let pr = tree.child(i, Ns::W, "sdtPr");
+                let has = |name: &str| pr.and_then(|pr| tree.child(pr, Ns::W, name)).is_some();
+                let gallery = pr
+                    .and_then(|pr| tree.child(pr, Ns::W, "docPartObj"))
+                    .and_then(|o| tree.child(o, Ns::W, "docPartGallery"))
+                    .and_then(|g| tree.elems[g].attr(Ns::W, "val"));
+                if has("citation") {
+                    FieldKind::Citation
+                } else if has("bibliography") || gallery == Some("Bibliographies") {
+                    FieldKind::Bibliography
+                } else {
+                    FieldKind::Other
+                }
+            } else {
+                continue;
+            };
+            match kind {
+                FieldKind::Citation => {
+                    let Some(b) = para_of[i].and_then(|p| slot[p]) else {
+                        continue;
+                    };
+                    let p = &mut builders[b];
+                    let (lo, hi) = p
+                        .segs
+                        .iter()
+                        .filter(|g| tree.is_within(g.run, i))
+                        .fold((usize::MAX, 0), |(lo, hi), g| {
+                            (lo.min(g.start), hi.max(g.end()))
+                        });
+                    if lo < hi {
+                        p.cited.push((lo, hi));
+                    }
+                }
+                FieldKind::Generated => {
+                    if let Some(b) = para_of[i].and_then(|p| slot[p]) {
+                        builders[b].generated = true;
+                    }
+                }
+                FieldKind::Bibliography if !copy[i] => {
+                    let inner: Vec<usize> = builders
+                        .iter()
+                        .filter(|p| tree.is_within(p.elem, i))
+                        .map(|p| p.elem)
+                        .collect();
+                    let bib = match (inner.first(), inner.last(), para_of[i]) {
+                        (Some(&first), Some(&last), _) => Bibliography {
+                            first,
+                            last,
+                            insert_at: tree
+                                .child(i, Ns::W, "sdtContent")
+                                .map_or(tree.elems[i].end, |c| tree.elems[c].end_start),
+                        },
+                        (_, _, Some(p)) => Bibliography {
+                            first: p,
+                            last: p,
+                            insert_at: tree.elems[p].end,
+                        },
+                        _ => continue,
+                    };
+                    bibs.push(bib);
+                }
+                _ => {}
+            }
+        }
     }
 
     fn parsed(&self) -> Parsed {
@@ -263,10 +523,14 @@ impl<'a> Doc<'a> {
         }
     }
 
-    fn eligible(&self, p: &Para) -> bool {
+    fn eligible(&self, p: &Para, opts: &CiteOptions) -> bool {
         !is_title_like_style(p.style.as_deref())
             && !p.in_field
+            && !p.open_at_end
+            && !p.generated
+            && !p.unpaired
             && !p.bound
+            && has_free_sentence(&p.text, opts, &p.cited)
             && p.text.trim().chars().count() >= MIN_CITABLE_CHARS
     }
 
@@ -398,6 +662,79 @@ impl<'a> Doc<'a> {
     }
 }
 
+/// The document's last bibliography, with the fields and controls nested in or around
+/// it taken as one: entries go after the outermost.
+fn last_bibliography(tree: &Tree<'_>, bibs: &[Bibliography]) -> Option<Bibliography> {
+    let span = |b: &Bibliography| (tree.elems[b.first].start, tree.elems[b.last].end);
+    let last = bibs.iter().max_by_key(|b| span(b).1)?;
+    let (mut lo, mut hi) = span(last);
+    let mut out = Bibliography {
+        first: last.first,
+        last: last.last,
+        insert_at: last.insert_at,
+    };
+    for b in bibs {
+        let (s, e) = span(b);
+        if s < hi && e > lo {
+            if s < lo {
+                lo = s;
+                out.first = b.first;
+            }
+            if e > hi {
+                hi = e;
+                out.last = b.last;
+            }
+            out.insert_at = out.insert_at.max(b.insert_at);
+        }
+    }
+    Some(out)
+}
+
+/// Gives each paragraph of an `mc:Choice` its `mc:Fallback` copy, when the fallback
+/// holds the same paragraphs in the same order; otherwise marks them unpaired.
+fn pair_copies(tree: &Tree<'_>, excluded: &[bool], paras: &mut [Para], copies: &[Para]) {
+    let mut handled = vec![false; paras.len()];
+    let nearest_fallback = |elem: usize| {
+        tree.ancestors(elem)
+            .find(|&x| tree.elems[x].is(Ns::Mc, "Fallback"))
+    };
+    for (a, e) in tree.elems.iter().enumerate() {
+        if !e.is(Ns::Mc, "AlternateContent") || excluded[a] || nearest_fallback(a).is_some() {
+            continue;
+        }
+        let Some(choice) = tree.child(a, Ns::Mc, "Choice") else {
+            continue;
+        };
+        let originals: Vec<usize> = (0..paras.len())
+            .filter(|&i| !handled[i] && tree.is_within(paras[i].elem, choice))
+            .collect();
+        if originals.is_empty() {
+            continue;
+        }
+        let fallback = tree.child(a, Ns::Mc, "Fallback");
+        let twins: Vec<usize> = (0..copies.len())
+            .filter(|&c| fallback.is_some() && nearest_fallback(copies[c].elem) == fallback)
+            .collect();
+        let same = fallback.is_none()
+            || (twins.len() == originals.len()
+                && originals
+                    .iter()
+                    .zip(&twins)
+                    .all(|(&o, &c)| paras[o].text == copies[c].text));
+        for (k, &o) in originals.iter().enumerate() {
+            handled[o] = true;
+            if fallback.is_none() {
+                continue;
+            }
+            if same {
+                paras[o].twin = Some(twins[k]);
+            } else {
+                paras[o].unpaired = true;
+            }
+        }
+    }
+}
+
 /// Containers a run may not be split out of: the citation goes beside them.
 fn unsplittable(e: &Elem) -> bool {
     e.ns == Ns::W
@@ -455,7 +792,7 @@ pub(crate) fn cite(
         .collect();
     let eligible: Vec<bool> = body_idx
         .iter()
-        .map(|&i| doc.eligible(&doc.paras[i]))
+        .map(|&i| doc.eligible(&doc.paras[i], opts))
         .collect();
     let existing: Vec<String> = doc
         .paras
@@ -470,8 +807,11 @@ pub(crate) fn cite(
     let mut edits = Vec::new();
     for (&i, works) in body_idx.iter().zip(chosen) {
         let p = &doc.paras[i];
-        for (a, citation) in insertions(&p.text, works, &cites, opts, i as u64) {
+        for (a, citation) in insertions_avoiding(&p.text, works, &cites, opts, i as u64, &p.cited) {
             edits.extend(doc.citation_edits(p, a, &citation));
+            if let Some(c) = p.twin {
+                edits.extend(doc.citation_edits(&doc.copies[c], a, &citation));
+            }
         }
     }
 
@@ -516,9 +856,10 @@ pub(crate) fn cite(
             None => format!("<{px}pPr><{px}ind {at}left=\"720\" {at}hanging=\"720\"/></{px}pPr>"),
         };
         let mut block = String::new();
-        let at = match (last_entry, heading) {
-            (Some(i), _) | (None, Some(i)) => t.elems[doc.paras[i].elem].end,
-            (None, None) => {
+        let at = match (doc.bib_insert_at, last_entry, heading) {
+            (Some(at), _, _) => at,
+            (None, Some(i), _) | (None, None, Some(i)) => t.elems[doc.paras[i].elem].end,
+            (None, None, None) => {
                 if has("Heading1") {
                     block.push_str(&format!(
                         "<{px}p{decl}><{px}pPr><{px}pStyle {at}val=\"Heading1\"/></{px}pPr><{px}r><{px}t>References</{px}t></{px}r></{px}p>"

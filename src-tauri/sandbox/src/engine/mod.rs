@@ -366,9 +366,15 @@ pub(crate) fn stats(plan: &[Vec<usize>], references_added: usize) -> CiteStats {
 /// Is this paragraph the heading of a reference list?
 pub(crate) fn is_references_heading(text: &str) -> bool {
     let t = text.trim().trim_end_matches(':').trim_end();
-    ["references", "bibliography", "works cited", "sources"]
-        .iter()
-        .any(|w| t.eq_ignore_ascii_case(w))
+    [
+        "references",
+        "reference list",
+        "bibliography",
+        "works cited",
+        "sources",
+    ]
+    .iter()
+    .any(|w| t.eq_ignore_ascii_case(w))
 }
 
 pub(crate) fn is_heading_style(style: Option<&str>) -> bool {

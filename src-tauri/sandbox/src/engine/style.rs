@@ -337,9 +337,51 @@ pub(crate) fn insertions(
     opts: &CiteOptions,
     salt: u64,
 ) -> Vec<(Anchor, String)> {
-    if works.is_empty() {
+    insertions_avoiding(text, works, cites, opts, salt, &[])
+}
+
+/// The char index where the sentence holding the split point `at` begins.
+fn sentence_start(text: &str, at: usize) -> usize {
+    sentence_ends(text)
+        .iter()
+        .map(|(end, _)| end + 1)
+        .filter(|&s| s < at)
+        .max()
+        .unwrap_or(0)
+}
+
+/// Whether a citation split in at `at` would join a sentence that already holds one of
+/// the `cited` char ranges: a careful writer does not cite a sentence twice.
+pub(crate) fn sentence_is_cited(text: &str, at: usize, cited: &[(usize, usize)]) -> bool {
+    let from = sentence_start(text, at);
+    cited.iter().any(|&(s, e)| s < at && e > from)
+}
+
+/// Whether [`insertions_avoiding`] finds a place in `text` outside the `cited` sentences.
+pub(crate) fn has_free_sentence(text: &str, opts: &CiteOptions, cited: &[(usize, usize)]) -> bool {
+    let free = |at: usize| !sentence_is_cited(text, at, cited);
+    match anchor(text) {
+        None => false,
+        Some(_) if cited.is_empty() => true,
+        Some(a) if opts.placement == Placement::End => free(a.split()),
+        Some(a) => free(a.split()) || sentence_ends(text).iter().any(|&(at, _)| free(at)),
+    }
+}
+
+/// [`insertions`], never into a sentence holding one of the `cited` char ranges (a
+/// citation the document already has).
+pub(crate) fn insertions_avoiding(
+    text: &str,
+    works: &[usize],
+    cites: &Cites,
+    opts: &CiteOptions,
+    salt: u64,
+    cited: &[(usize, usize)],
+) -> Vec<(Anchor, String)> {
+    if works.is_empty() || !has_free_sentence(text, opts, cited) {
         return Vec::new();
     }
+    let free = |at: usize| !sentence_is_cited(text, at, cited);
     if opts.style == CiteStyle::Library
         && opts.placement == Placement::End
         && opts.shape == CiteShape::AuthorYear
@@ -368,6 +410,14 @@ pub(crate) fn insertions(
     // The analogue leaves the opening sentence of a longer paragraph alone.
     if slots.len() > 2 {
         slots.remove(0);
+    }
+    slots.retain(|&at| free(at));
+    if slots.is_empty() {
+        slots = ends
+            .iter()
+            .map(|(at, _)| *at)
+            .filter(|&at| free(at))
+            .collect();
     }
     if slots.is_empty() {
         return anchor(text)

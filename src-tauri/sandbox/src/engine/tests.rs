@@ -1316,3 +1316,430 @@ fn engine_pptx_fields_breaks_and_title_only_references_slide() {
     assert_eq!(after.references_heading.as_deref(), Some("Sources"));
     assert_eq!(after.references.len(), 2);
 }
+
+// ---------------------------------------------------------------- citing as a careful writer would
+
+fn corpus(rel: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpus")
+        .join(rel);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Every complex and simple field of a part: its instruction and the text of its result.
+fn fields(xml: &str) -> Vec<(String, String)> {
+    let t = Tree::parse(xml, "d").unwrap();
+    let mut out = Vec::new();
+    let mut open: Vec<(String, String, bool)> = Vec::new();
+    for (i, e) in t.elems.iter().enumerate() {
+        if e.is(Ns::W, "fldSimple") {
+            let text: String = t
+                .descendants(i)
+                .filter(|&d| t.elems[d].is(Ns::W, "t"))
+                .map(|d| decode(t.inner(d)).0)
+                .collect();
+            out.push((e.attr(Ns::W, "instr").unwrap_or("").to_owned(), text));
+        } else if e.is(Ns::W, "fldChar") {
+            match e.attr(Ns::W, "fldCharType") {
+                Some("begin") => open.push((String::new(), String::new(), false)),
+                Some("separate") => {
+                    if let Some(f) = open.last_mut() {
+                        f.2 = true;
+                    }
+                }
+                Some("end") => {
+                    if let Some((instr, result, _)) = open.pop() {
+                        out.push((instr, result));
+                    }
+                }
+                _ => {}
+            }
+        } else if e.is(Ns::W, "instrText") {
+            if let Some(f) = open.last_mut() {
+                f.0.push_str(&decode(t.inner(i)).0);
+            }
+        } else if e.is(Ns::W, "t") {
+            for f in open.iter_mut().filter(|f| f.2) {
+                f.1.push_str(&decode(t.inner(i)).0);
+            }
+        }
+    }
+    out
+}
+
+/// The markup of every deleted and moved-away stretch, in order.
+fn removed(xml: &str) -> Vec<String> {
+    let t = Tree::parse(xml, "d").unwrap();
+    (0..t.elems.len())
+        .filter(|&i| t.elems[i].is(Ns::W, "del") || t.elems[i].is(Ns::W, "moveFrom"))
+        .map(|i| t.raw(i).to_owned())
+        .collect()
+}
+
+/// The text of each paragraph in each `mc:Choice` and `mc:Fallback` of a part.
+fn alternates(xml: &str) -> Vec<(Vec<String>, Vec<String>)> {
+    let t = Tree::parse(xml, "d").unwrap();
+    let paras = |of: usize| -> Vec<String> {
+        t.descendants(of)
+            .filter(|&d| t.elems[d].is(Ns::W, "p"))
+            .map(|p| {
+                t.descendants(p)
+                    .filter(|&d| t.elems[d].is(Ns::W, "t"))
+                    .map(|d| decode(t.inner(d)).0)
+                    .collect::<String>()
+            })
+            .filter(|s| !s.trim().is_empty())
+            .collect()
+    };
+    (0..t.elems.len())
+        .filter(|&i| t.elems[i].is(Ns::Mc, "AlternateContent"))
+        .filter_map(|a| {
+            let c = t.child(a, Ns::Mc, "Choice")?;
+            let f = t.child(a, Ns::Mc, "Fallback")?;
+            Some((paras(c), paras(f)))
+        })
+        .collect()
+}
+
+/// Cites `bytes` and checks what a careful writer keeps: every field's instruction and
+/// result, every deletion and move, and both copies of alternate content alike.
+fn cite_carefully(name: &str, bytes: &[u8], o: &CiteOptions) -> (Cited, String) {
+    let before = part(bytes, "word/document.xml");
+    let out = cite(bytes, o).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let after = part(&out.bytes, "word/document.xml");
+    well_formed(&after).unwrap();
+    assert_eq!(fields(&after), fields(&before), "{name}: a field changed");
+    assert_eq!(
+        removed(&after),
+        removed(&before),
+        "{name}: deleted text changed"
+    );
+    for (choice, fallback) in alternates(&before) {
+        if choice == fallback {
+            let now = alternates(&after);
+            assert!(
+                now.iter().all(|(c, f)| c == f),
+                "{name}: the copies of alternate content differ: {now:#?}"
+            );
+        }
+    }
+    (out, after)
+}
+
+fn careful_options() -> Vec<CiteOptions> {
+    let mut all = Vec::new();
+    for placement in [Placement::End, Placement::Inside] {
+        for seed in 0..4 {
+            all.push(CiteOptions {
+                placement,
+                ..opts(Mode::Every, 1, 3, seed)
+            });
+        }
+    }
+    all
+}
+
+const ZOTERO_ITEM: &str = r#" ADDIN ZOTERO_ITEM CSL_CITATION {"citationID":"a","properties":{"formattedCitation":"(Smith, 2013)"},"citationItems":[{"itemData":{"title":"A bibliography of bibliographies"}}]} "#;
+
+fn complex_field(instr: &str, result: &str) -> String {
+    format!(
+        r#"<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve">{instr}</w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t xml:space="preserve">{result}</w:t></w:r><w:r><w:fldChar w:fldCharType="end"/></w:r>"#
+    )
+}
+
+#[test]
+fn engine_docx_never_cites_inside_a_fields_code_or_result() {
+    let long = |tail: &str| format!("<w:r><w:t xml:space=\"preserve\">{LONG} {tail}</w:t></w:r>");
+    let body = [
+        // A TOC whose result runs over three paragraphs, the first of which has prose.
+        format!(
+            r#"<w:p>{}<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText> TOC \o "1-3" \h </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>{LONG} in the table of contents</w:t></w:r></w:p><w:p><w:r><w:t>{LONG} also in the table of contents</w:t></w:r></w:p><w:p><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>"#,
+            long("before the contents:")
+        ),
+        // An index and a table of figures as simple fields.
+        format!(
+            r#"<w:p><w:fldSimple w:instr=" INDEX \c &quot;2&quot; "><w:r><w:t>{LONG} indexed</w:t></w:r></w:fldSimple></w:p><w:p><w:fldSimple w:instr=" TOC \h \c &quot;Figure&quot; "><w:r><w:t>{LONG}, figure one</w:t></w:r></w:fldSimple></w:p>"#
+        ),
+        // Citations already there, complex (Zotero) and simple (Word).
+        format!(
+            "<w:p>{}{}<w:r><w:t>.</w:t></w:r></w:p>",
+            long("and holds one"),
+            complex_field(ZOTERO_ITEM, " (Smith, 2013)")
+        ),
+        format!(
+            r#"<w:p>{}<w:fldSimple w:instr=" CITATION Smi13 \l 1033 "><w:r><w:t xml:space="preserve"> (Smith, 2013)</w:t></w:r></w:fldSimple></w:p>"#,
+            long("and holds another")
+        ),
+        // Cited in its first sentence only: the second can still take one.
+        format!(
+            "<w:p>{}{}<w:r><w:t xml:space=\"preserve\">. The second sentence of this paragraph has no source yet.</w:t></w:r></w:p>",
+            long("first"),
+            complex_field(" ADDIN CSL_CITATION {\"citationItems\":[]} ", " (Lee, 2011)")
+        ),
+    ]
+    .concat();
+    let bytes = docx_with_body(&body);
+    for o in careful_options() {
+        let (out, _) = cite_carefully("fields", &bytes, &o);
+        let p = parse(&out.bytes).unwrap();
+        let texts: Vec<&str> = p.paragraphs.iter().map(|q| q.text.as_str()).collect();
+        assert_eq!(out.stats.paragraphs_cited, 1, "{o:?}: {texts:#?}");
+        // Only the last paragraph's free sentence was cited, after "yet".
+        let last = texts.last().unwrap();
+        assert!(last.contains("(Lee, 2011). The second"), "{last}");
+        assert!(last.contains("yet ("), "{o:?}: {last}");
+        for (i, t) in texts[..texts.len() - 1].iter().enumerate() {
+            assert_eq!(
+                t.matches('(').count(),
+                usize::from(i >= 4),
+                "{o:?}: paragraph {i} was cited: {t}"
+            );
+        }
+    }
+}
+
+#[test]
+fn engine_docx_never_cites_into_moved_away_text() {
+    let body = format!(
+        r#"<w:p><w:r><w:t>{LONG}</w:t></w:r><w:moveTo w:id="3" w:author="a"><w:r><w:t xml:space="preserve"> and was moved here</w:t></w:r></w:moveTo><w:moveFrom w:id="4" w:author="a"><w:r><w:t xml:space="preserve"> but moved away.</w:t></w:r></w:moveFrom></w:p><w:p><w:del w:id="5" w:author="a"><w:r><w:delText>{LONG} all deleted.</w:delText></w:r></w:del></w:p>"#
+    );
+    let bytes = docx_with_body(&body);
+    for o in careful_options() {
+        let (out, _) = cite_carefully("moves", &bytes, &o);
+        let p = parse(&out.bytes).unwrap();
+        assert_eq!(out.stats.paragraphs_cited, 1);
+        assert!(
+            p.paragraphs[0]
+                .text
+                .starts_with(&format!("{LONG} and was moved here (")),
+            "{}",
+            p.paragraphs[0].text
+        );
+    }
+}
+
+/// A paragraph with a text box written twice: a DrawingML original and its VML copy.
+fn text_box(choice: &str, fallback: &str) -> String {
+    let p = |t: &str| format!("<w:p><w:r><w:t>{t}</w:t></w:r></w:p>");
+    format!(
+        r#"<w:p><w:r><w:t xml:space="preserve">Box: </w:t></w:r><w:r><mc:AlternateContent><mc:Choice Requires="wps"><w:drawing><wp:anchor><a:graphic><a:graphicData><wps:wsp><wps:txbx><w:txbxContent>{}</w:txbxContent></wps:txbx></wps:wsp></a:graphicData></a:graphic></wp:anchor></w:drawing></mc:Choice><mc:Fallback><w:pict><v:shape><v:textbox><w:txbxContent>{}</w:txbxContent></v:textbox></v:shape></w:pict></mc:Fallback></mc:AlternateContent></w:r></w:p>"#,
+        choice.split('|').map(p).collect::<String>(),
+        fallback.split('|').map(p).collect::<String>(),
+    )
+}
+
+fn docx_with_namespaced_body(body: &str) -> Vec<u8> {
+    let ct = r#"<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>"#;
+    let doc = format!(
+        r#"<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="{W_NS}" xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" xmlns:wp="http://schemas.openxmlformats.org/drawingml/2006/wordprocessingDrawing" xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main" xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape" xmlns:v="urn:schemas-microsoft-com:vml" mc:Ignorable="wps"><w:body>{body}<w:sectPr/></w:body></w:document>"#
+    );
+    make_zip(&[
+        ("[Content_Types].xml", ct.as_bytes()),
+        ("word/document.xml", doc.as_bytes()),
+    ])
+}
+
+#[test]
+fn engine_docx_both_copies_of_alternate_content_get_the_same_citation() {
+    let a = format!("{LONG} in a text box.");
+    let b = format!("{LONG} in its second paragraph!");
+    let body = text_box(&format!("{a}|{b}"), &format!("{a}|{b}"));
+    let bytes = docx_with_namespaced_body(&body);
+    for o in careful_options() {
+        let (out, after) = cite_carefully("text box", &bytes, &o);
+        assert_eq!(out.stats.paragraphs_cited, 2, "{o:?}");
+        let alt = alternates(&after);
+        assert_eq!(alt.len(), 1);
+        assert!(alt[0].0.iter().all(|t| t.contains(" (")), "{alt:?}");
+        assert_eq!(alt[0].0, alt[0].1);
+        // Read once: the copy is not a paragraph of its own.
+        assert_eq!(parse(&out.bytes).unwrap().paragraphs.len(), 3);
+    }
+    // A fallback that says something else cannot be kept in step: neither is cited.
+    let body = text_box(&format!("{a}|{b}"), &a);
+    let bytes = docx_with_namespaced_body(&body);
+    let (out, _) = cite_carefully("unmatched text box", &bytes, &opts(Mode::Every, 1, 1, 0));
+    assert_eq!(out.stats.paragraphs_cited, 0);
+}
+
+fn bibliography_field(instr: &str, entries: &[&str]) -> String {
+    let mut out = format!(
+        r#"<w:p><w:pPr><w:pStyle w:val="Bibliography"/></w:pPr><w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve">{instr}</w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/></w:r><w:r><w:t>{}</w:t></w:r></w:p>"#,
+        entries[0]
+    );
+    for e in &entries[1..] {
+        out.push_str(&format!(
+            r#"<w:p><w:pPr><w:pStyle w:val="Bibliography"/></w:pPr><w:r><w:t>{e}</w:t></w:r></w:p>"#
+        ));
+    }
+    out.push_str(r#"<w:p><w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>"#);
+    out
+}
+
+const ENTRIES: [&str; 2] = [
+    "Boer, G. J. (2016). The Decadal Climate Prediction Project. Geoscientific Model Development.",
+    "Smith, D. M. (2013). A comparison of initializations. Climate Dynamics.",
+];
+
+#[test]
+fn engine_docx_a_bibliography_field_is_the_references_section_and_is_extended_after_it() {
+    for (instr, heading) in [
+        (
+            " ADDIN ZOTERO_BIBL {\"uncited\":[]} CSL_BIBLIOGRAPHY ",
+            Some("Reference list"),
+        ),
+        (
+            "ADDIN Mendeley Bibliography CSL_BIBLIOGRAPHY ",
+            Some("References"),
+        ),
+        (" BIBLIOGRAPHY ", None),
+    ] {
+        let head = heading.map_or(String::new(), |h| {
+            format!(
+                r#"<w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>{h}</w:t></w:r></w:p>"#
+            )
+        });
+        let body = format!(
+            "<w:p><w:r><w:t>{LONG} in the body.</w:t></w:r></w:p>{head}{}",
+            bibliography_field(instr, &ENTRIES)
+        );
+        let bytes = docx_with_body(&body);
+        let p = parse(&bytes).unwrap();
+        assert_eq!(p.references_heading.as_deref(), heading, "{instr}");
+        let listed: Vec<&str> = p.references.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(listed, ENTRIES, "{instr}");
+        assert_eq!(p.paragraphs.len(), 1, "{instr}: {:#?}", p.paragraphs);
+
+        let (out, doc) = cite_carefully(instr, &bytes, &opts(Mode::Every, 2, 2, 3));
+        assert_eq!(out.stats.references_added, 2, "{instr}");
+        assert!(
+            !doc.contains(
+                ">References</w:t></w:r></w:p><w:p><w:pPr><w:pStyle w:val=\"Bibliography\""
+            ) || heading.is_some()
+        );
+        // After the field's end, which a reference manager rewrites, never inside it.
+        let end = doc.rfind("w:fldCharType=\"end\"").unwrap();
+        let first_new = doc.find("https://doi.org/").unwrap();
+        assert!(first_new > end, "{instr}: a new entry inside the field");
+        // New entries take the existing entries' look.
+        assert_eq!(doc.matches("<w:pStyle w:val=\"Bibliography\"/>").count(), 4);
+        let again = parse(&out.bytes).unwrap();
+        assert_eq!(again.references_heading.as_deref(), heading);
+        assert_eq!(
+            again.references.len(),
+            4,
+            "{instr}: {:#?}",
+            again.references
+        );
+        assert_eq!(
+            &again.references[..2]
+                .iter()
+                .map(|r| r.text.as_str())
+                .collect::<Vec<_>>(),
+            &ENTRIES
+        );
+        // Cited again, the same section grows.
+        let (twice, doc) = cite_carefully(instr, &out.bytes, &opts(Mode::Every, 3, 3, 8));
+        let p2 = parse(&twice.bytes).unwrap();
+        assert_eq!(
+            p2.references.len(),
+            4 + twice.stats.references_added,
+            "{instr}"
+        );
+        assert_eq!(
+            doc.matches(">References<").count(),
+            usize::from(heading == Some("References"))
+        );
+    }
+}
+
+#[test]
+fn engine_docx_a_bibliography_content_control_is_the_references_section() {
+    // Word's own: a Bibliographies building block holding a heading and a
+    // bibliography control around the BIBLIOGRAPHY field.
+    let body = format!(
+        r#"<w:p><w:r><w:t>{LONG} in the body.</w:t></w:r></w:p><w:sdt><w:sdtPr><w:docPartObj><w:docPartGallery w:val="Bibliographies"/><w:docPartUnique/></w:docPartObj></w:sdtPr><w:sdtContent><w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Works Consulted</w:t></w:r></w:p><w:sdt><w:sdtPr><w:bibliography/></w:sdtPr><w:sdtContent>{}</w:sdtContent></w:sdt></w:sdtContent></w:sdt><w:p><w:pPr><w:pStyle w:val="Heading1"/></w:pPr><w:r><w:t>Appendix</w:t></w:r></w:p><w:p><w:r><w:t>{LONG} in the appendix.</w:t></w:r></w:p>"#,
+        bibliography_field(" BIBLIOGRAPHY ", &ENTRIES)
+    );
+    let bytes = docx_with_body(&body);
+    let p = parse(&bytes).unwrap();
+    assert_eq!(p.references_heading.as_deref(), Some("Works Consulted"));
+    assert_eq!(p.references.len(), 2);
+    assert_eq!(p.paragraphs.len(), 3, "{:#?}", p.paragraphs);
+    let (out, doc) = cite_carefully("control", &bytes, &opts(Mode::Every, 1, 1, 0));
+    assert_eq!(out.stats.paragraphs_cited, 2);
+    let added = out.stats.references_added;
+    assert!(added > 0);
+    // Inside the building block, after the bibliography control Word refills.
+    let inner_end = doc.find("</w:sdtContent></w:sdt>").unwrap();
+    let outer_end = doc.rfind("</w:sdtContent></w:sdt>").unwrap();
+    let first_new = doc.find("https://doi.org/").unwrap();
+    assert!(inner_end < first_new && first_new < outer_end, "{doc}");
+    assert!(!doc.contains(">References<"));
+    let again = parse(&out.bytes).unwrap();
+    assert_eq!(again.references.len(), 2 + added);
+    assert!(again.paragraphs.last().unwrap().text.contains("appendix ("));
+}
+
+#[test]
+fn engine_docx_corpus_citation_managers_fields_are_kept_and_their_bibliographies_read() {
+    for (name, heading, entries) in [
+        ("docx/pandoc-zotero_citations.docx", "Reference list", 3),
+        ("docx/pandoc-mendeley_citations.docx", "References", 4),
+    ] {
+        let bytes = corpus(name);
+        let p = parse(&bytes).unwrap();
+        assert_eq!(p.references_heading.as_deref(), Some(heading), "{name}");
+        assert_eq!(p.references.len(), entries, "{name}: {:#?}", p.references);
+        assert!(
+            p.paragraphs
+                .iter()
+                .all(|q| !q.text.contains("https://doi.org")),
+            "{name}"
+        );
+        for o in careful_options() {
+            let (out, doc) = cite_carefully(name, &bytes, &o);
+            // Every body sentence here already holds a citation field.
+            assert_eq!(out.stats, CiteStats::default(), "{name} {o:?}");
+            assert_eq!(out.bytes, bytes);
+            assert!(!doc.contains(">References<") || heading == "References");
+        }
+    }
+    // Word's CITATION and BIBLIOGRAPHY, a TOC, a table of figures, an index and a
+    // table of authorities.
+    let bytes = fixture("docx/citations-bibliography-toc.docx");
+    for o in careful_options() {
+        let (out, doc) = cite_carefully("citations-bibliography-toc", &bytes, &o);
+        assert!(out.stats.paragraphs_cited > 0);
+        let bib_end = doc.find("BIBLIOGRAPHY").unwrap();
+        let end_of_field = bib_end + doc[bib_end..].find("w:fldCharType=\"end\"").unwrap();
+        assert!(
+            doc.find("https://doi.org/").unwrap() > end_of_field,
+            "{o:?}"
+        );
+    }
+}
+
+#[test]
+fn engine_docx_corpus_tracked_changes_text_boxes_and_controls_are_cited_carefully() {
+    for name in [
+        "docx/pandoc-track_changes_insertion.docx",
+        "docx/pandoc-track_changes_move.docx",
+        "docx/pandoc-paragraph_insertion_deletion.docx",
+        "docx/mammoth-text-box.docx",
+        "docx/pandoc-text_in_shape_format.docx",
+        "docx/pandoc-sdt_elements.docx",
+        "docx/pandoc-instrText_hyperlink.docx",
+    ] {
+        let bytes = corpus(name);
+        for o in careful_options() {
+            cite_carefully(name, &bytes, &o);
+        }
+    }
+    for (name, _) in fixtures("docx") {
+        let bytes = fixture(&name);
+        for o in careful_options() {
+            cite_carefully(&name, &bytes, &o);
+        }
+    }
+}
