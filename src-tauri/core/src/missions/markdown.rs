@@ -70,6 +70,12 @@ pub fn to_html(md: &str) -> String {
 }
 
 fn safe_url(url: &CowStr<'_>) -> bool {
+    is_safe_url(url)
+}
+
+/// Whether a link to `url` is kept: http(s) and mailto only, here and in the report's
+/// Word document (`report_docx`).
+pub fn is_safe_url(url: &str) -> bool {
     let lower = url.trim().to_ascii_lowercase();
     lower.starts_with("https://") || lower.starts_with("http://") || lower.starts_with("mailto:")
 }

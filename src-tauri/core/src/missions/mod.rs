@@ -3,7 +3,7 @@
 //! across drops ([`stream`]), the history on disk ([`store`]), one watcher per mission
 //! shared by every window ([`follower`]), how an event reads ([`cards`]), the conversation the
 //! records make ([`conversation`], its Markdown as HTML in [`markdown`]), and exports
-//! ([`transcript`]).
+//! ([`transcript`], the report as a Word document in [`report_docx`]).
 
 pub mod cards;
 pub mod client;
@@ -13,6 +13,7 @@ pub mod follower;
 pub mod lifecycle;
 pub mod markdown;
 pub mod protocol;
+pub mod report_docx;
 pub mod store;
 pub mod stream;
 pub mod transcript;

@@ -6,6 +6,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::missions::cards::dollars;
 use crate::missions::client::format_usd;
 use crate::missions::conversation::{Conversation, ItemKind};
+use crate::missions::report_docx::{self, ReportDoc};
 use crate::missions::store::{MissionRecord, MissionStore, StoredEvent};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -192,6 +193,8 @@ pub enum ExportFormat {
     Json,
     /// The report alone, as the Markdown the agent wrote.
     Report,
+    /// The report as a Word document, with its sources as References.
+    Docx,
 }
 
 impl ExportFormat {
@@ -201,6 +204,7 @@ impl ExportFormat {
             ExportFormat::Markdown => ("Markdown", "md"),
             ExportFormat::Json => ("JSON", "json"),
             ExportFormat::Report => ("Markdown", "md"),
+            ExportFormat::Docx => ("Word document", "docx"),
         }
     }
 }
@@ -212,8 +216,9 @@ impl std::str::FromStr for ExportFormat {
             "md" | "markdown" => Ok(Self::Markdown),
             "json" => Ok(Self::Json),
             "report" => Ok(Self::Report),
+            "docx" => Ok(Self::Docx),
             other => Err(Error::invalid_input(format!(
-                "Unknown format \"{other}\": use md, json or report."
+                "Unknown format \"{other}\": use md, json, report or docx."
             ))),
         }
     }
@@ -242,7 +247,7 @@ pub fn export_name(record: &MissionRecord, format: ExportFormat) -> String {
         words.join(" ")
     };
     let what = match format {
-        ExportFormat::Report => "report",
+        ExportFormat::Report | ExportFormat::Docx => "report",
         _ => "mission",
     };
     format!("{stem} ({what}).{}", format.filter().1)
@@ -259,6 +264,7 @@ pub async fn export(
     let bytes = match format {
         ExportFormat::Markdown => markdown(&record, &events).into_bytes(),
         ExportFormat::Report => report(&record, &events)?.into_bytes(),
+        ExportFormat::Docx => report_docx::to_docx(&ReportDoc::from_mission(&record, &events)?)?,
         ExportFormat::Json => {
             let mut v = serde_json::to_vec_pretty(&json(&record, &events))
                 .map_err(|e| Error::new(ErrorCode::Internal, e.to_string()))?;

@@ -1,0 +1,987 @@
+//! A mission's report as a Word document: the objective as its title, the agent's
+//! Markdown mapped onto Word's own structures (Heading 1–3, lists, quotes, tables, real
+//! hyperlinks), and a References section listing the mission's sources in the order they
+//! were found. A link to one of those sources also carries its number, which points to
+//! its entry, so the citation service and a reader can both follow it.
+//!
+//! The Markdown is read with the same parser and options the window renders it with
+//! ([`super::markdown`]), and with the same rule for links: only http(s) and mailto.
+
+use crate::error::{Error, ErrorCode, Result};
+use crate::missions::conversation::Conversation;
+use crate::missions::store::{MissionRecord, StoredEvent};
+use crate::missions::transcript::rfc3339;
+use docx_rs::{
+    AbstractNumbering, AlignmentType, BreakType, Docx, Hyperlink, HyperlinkType, IndentLevel,
+    Level, LevelJc, LevelOverride, LevelText, NumberFormat, Numbering, NumberingId, Paragraph, Run,
+    RunFonts, SpecialIndentType, Start, Style, StyleType, Table, TableCell, TableRow,
+};
+use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
+use std::io::Cursor;
+use std::sync::Mutex;
+
+/// One entry of the References section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReportSource {
+    pub title: String,
+    pub url: String,
+    /// When it was found (ms since 1970): the day the reference says it was accessed.
+    pub accessed_ms: i64,
+}
+
+/// What the document is made from.
+#[derive(Debug, Clone)]
+pub struct ReportDoc {
+    /// The mission's objective, in one line.
+    pub title: String,
+    pub markdown: String,
+    pub sources: Vec<ReportSource>,
+    /// The report's date (ms since 1970): the document's created and modified date.
+    pub date_ms: i64,
+    /// The document's author, only when the person set one.
+    pub author: Option<String>,
+}
+
+impl ReportDoc {
+    /// The mission's report and its sources; a mission without a finished report has
+    /// nothing to make a document of.
+    pub fn from_mission(m: &MissionRecord, events: &[StoredEvent]) -> Result<Self> {
+        let mut c = Conversation::default();
+        let mut sources = Vec::new();
+        for e in events {
+            c.apply(&e.event);
+            // Each source is dated by the record that first brought it.
+            for s in &c.sources[sources.len()..] {
+                sources.push(ReportSource {
+                    title: s.title.as_deref().map(one_line).unwrap_or_default(),
+                    url: s.url.clone(),
+                    accessed_ms: e.received_at,
+                });
+            }
+        }
+        let report = c.report().ok_or_else(|| {
+            Error::new(
+                ErrorCode::NotFound,
+                format!("Mission {} has no finished report yet.", m.session_id),
+            )
+        })?;
+        Ok(Self {
+            title: one_line(
+                m.objective
+                    .lines()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or(""),
+            ),
+            markdown: report.text.clone(),
+            sources,
+            date_ms: events.last().map_or(m.created_at, |e| e.received_at),
+            author: None,
+        })
+    }
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// `YYYY-MM-DD`, as a reference's access date.
+fn day(ms: i64) -> String {
+    rfc3339(ms).chars().take(10).collect()
+}
+
+// docx-rs numbers hyperlinks from a process-wide counter it reads and writes in two
+// steps: two documents built at once could give two links the same relationship id
+// (and one of them the other's URL). One document at a time keeps every id unique.
+static BUILDING: Mutex<()> = Mutex::new(());
+
+/// The report as a .docx file's bytes.
+pub fn to_docx(doc: &ReportDoc) -> Result<Vec<u8>> {
+    let _one_at_a_time = BUILDING.lock().unwrap_or_else(|e| e.into_inner());
+    let mut w = Writer::new(&doc.sources);
+    w.title(&doc.title, doc.date_ms);
+    w.markdown(&doc.markdown);
+    w.references();
+    let mut docx = styles(Docx::new())
+        .add_abstract_numbering(list_numbering(BULLETS, true))
+        .add_abstract_numbering(list_numbering(DECIMAL, false));
+    for n in w.numberings.drain(..) {
+        docx = docx.add_numbering(n);
+    }
+    for block in w.blocks.drain(..) {
+        docx = match block {
+            Block::Paragraph(p) => docx.add_paragraph(p),
+            Block::Table(t) => docx.add_table(t),
+        };
+    }
+    let date = rfc3339(doc.date_ms);
+    let mut xml = docx.created_at(&date).updated_at(&date).build();
+    xml.doc_props.core = core_properties(&doc.title, &date, doc.author.as_deref())?;
+    let mut out = Cursor::new(Vec::new());
+    xml.pack(&mut out)
+        .map_err(|e| Error::internal(format!("Cannot write the Word document: {e}")))?;
+    Ok(out.into_inner())
+}
+
+/// docProps/core.xml. docx-rs offers no way to set the title, and writes "unknown" as
+/// the author, a name nobody chose: this part is written here instead, with the title,
+/// the dates, and an author only when one was set.
+fn core_properties(title: &str, date: &str, author: Option<&str>) -> Result<Vec<u8>> {
+    use quick_xml::Writer as XmlWriter;
+    use quick_xml::events::{BytesDecl, BytesText, Event as XmlEvent};
+    let fail = |e: std::io::Error| Error::internal(format!("Cannot write the properties: {e}"));
+    let mut w = XmlWriter::new(Cursor::new(Vec::new()));
+    w.write_event(XmlEvent::Decl(BytesDecl::new(
+        "1.0",
+        Some("UTF-8"),
+        Some("yes"),
+    )))
+    .map_err(fail)?;
+    w.create_element("cp:coreProperties")
+        .with_attributes([
+            (
+                "xmlns:cp",
+                "http://schemas.openxmlformats.org/package/2006/metadata/core-properties",
+            ),
+            ("xmlns:dc", "http://purl.org/dc/elements/1.1/"),
+            ("xmlns:dcterms", "http://purl.org/dc/terms/"),
+            ("xmlns:dcmitype", "http://purl.org/dc/dcmitype/"),
+            ("xmlns:xsi", "http://www.w3.org/2001/XMLSchema-instance"),
+        ])
+        .write_inner_content(|w| {
+            w.create_element("dc:title")
+                .write_text_content(BytesText::new(title))?;
+            if let Some(a) = author {
+                w.create_element("dc:creator")
+                    .write_text_content(BytesText::new(a))?;
+            }
+            for name in ["dcterms:created", "dcterms:modified"] {
+                w.create_element(name)
+                    .with_attribute(("xsi:type", "dcterms:W3CDTF"))
+                    .write_text_content(BytesText::new(date))?;
+            }
+            Ok(())
+        })
+        .map_err(fail)?;
+    Ok(w.into_inner().into_inner())
+}
+
+const BULLETS: usize = 1;
+const DECIMAL: usize = 2;
+/// Word's indent step for a list level or a quote, in twentieths of a point.
+const STEP: i32 = 720;
+const MONOSPACE: &str = "Courier New";
+
+/// The bulleted or numbered list definition, nine levels deep as Word's are.
+fn list_numbering(id: usize, bullets: bool) -> AbstractNumbering {
+    let mut a = AbstractNumbering::new(id);
+    for level in 0..9 {
+        let (format, text) = if bullets {
+            ("bullet", ["•", "◦", "▪"][level % 3].to_owned())
+        } else {
+            ("decimal", format!("%{}.", level + 1))
+        };
+        a = a.add_level(
+            Level::new(
+                level,
+                Start::new(1),
+                NumberFormat::new(format),
+                LevelText::new(text),
+                LevelJc::new("left"),
+            )
+            .indent(
+                Some(STEP * (level as i32 + 1)),
+                Some(SpecialIndentType::Hanging(360)),
+                None,
+                None,
+            ),
+        );
+    }
+    a
+}
+
+/// The styles the document names: Word's built-in headings (so the navigation pane and
+/// a table of contents find them), Title, Subtitle, Quote, a code block and links.
+fn styles(docx: Docx) -> Docx {
+    let heading = |level: usize, size: usize| {
+        Style::new(format!("Heading{level}"), StyleType::Paragraph)
+            .name(format!("heading {level}"))
+            .based_on("Normal")
+            .next("Normal")
+            .q_format(true)
+            .outline_lvl(level - 1)
+            .bold()
+            .size(size)
+            .color("1F3864")
+    };
+    docx.add_style(heading(1, 32))
+        .add_style(heading(2, 28))
+        .add_style(heading(3, 24))
+        .add_style(
+            Style::new("Title", StyleType::Paragraph)
+                .name("Title")
+                .based_on("Normal")
+                .next("Normal")
+                .q_format(true)
+                .size(48),
+        )
+        .add_style(
+            Style::new("Subtitle", StyleType::Paragraph)
+                .name("Subtitle")
+                .based_on("Normal")
+                .next("Normal")
+                .q_format(true)
+                .color("595959"),
+        )
+        .add_style(
+            Style::new("Quote", StyleType::Paragraph)
+                .name("Quote")
+                .based_on("Normal")
+                .q_format(true)
+                .italic()
+                .color("404040")
+                .indent(Some(STEP), None, Some(STEP), None),
+        )
+        .add_style(
+            Style::new("CodeBlock", StyleType::Paragraph)
+                .name("Code Block")
+                .based_on("Normal")
+                .fonts(monospace())
+                .size(20),
+        )
+        .add_style(
+            Style::new("Hyperlink", StyleType::Character)
+                .name("Hyperlink")
+                .color("0563C1")
+                .underline("single"),
+        )
+}
+
+fn monospace() -> RunFonts {
+    RunFonts::new()
+        .ascii(MONOSPACE)
+        .hi_ansi(MONOSPACE)
+        .cs(MONOSPACE)
+}
+
+enum Block {
+    Paragraph(Paragraph),
+    Table(Table),
+}
+
+/// A list being written: its numbering, and whether its current item's first
+/// paragraph (the one that carries the bullet or number) is still to come.
+struct List {
+    num_id: usize,
+    item_pending: bool,
+}
+
+/// A link being written. `None` for the hyperlink: a link to an unsafe URL, kept as text.
+struct Link {
+    hyperlink: Option<Hyperlink>,
+    /// The source it points to, from 1.
+    source: Option<usize>,
+}
+
+#[derive(Default)]
+struct TableBeingWritten {
+    rows: Vec<TableRow>,
+    cells: Vec<TableCell>,
+    head: bool,
+}
+
+/// Markdown events in, Word blocks out.
+struct Writer<'a> {
+    sources: &'a [ReportSource],
+    blocks: Vec<Block>,
+    para: Option<Paragraph>,
+    heading: Option<usize>,
+    bold: u32,
+    italic: u32,
+    strike: u32,
+    code_block: bool,
+    quotes: usize,
+    lists: Vec<List>,
+    link: Option<Link>,
+    table: Option<TableBeingWritten>,
+    numberings: Vec<Numbering>,
+}
+
+impl<'a> Writer<'a> {
+    fn new(sources: &'a [ReportSource]) -> Self {
+        Self {
+            sources,
+            blocks: Vec::new(),
+            para: None,
+            heading: None,
+            bold: 0,
+            italic: 0,
+            strike: 0,
+            code_block: false,
+            quotes: 0,
+            lists: Vec::new(),
+            link: None,
+            table: None,
+            numberings: Vec::new(),
+        }
+    }
+
+    fn title(&mut self, title: &str, date_ms: i64) {
+        let title = if title.is_empty() {
+            "Mission report"
+        } else {
+            title
+        };
+        self.blocks.push(Block::Paragraph(
+            Paragraph::new()
+                .style("Title")
+                .add_run(Run::new().add_text(title)),
+        ));
+        self.blocks.push(Block::Paragraph(
+            Paragraph::new()
+                .style("Subtitle")
+                .add_run(Run::new().add_text(format!("Mission report, {}", day(date_ms)))),
+        ));
+    }
+
+    fn markdown(&mut self, md: &str) {
+        let options =
+            Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+        for event in Parser::new_ext(md, options) {
+            self.event(event);
+        }
+        self.end_paragraph();
+    }
+
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::Start(tag) => self.start(tag),
+            Event::End(tag) => self.end(tag),
+            Event::Text(t) => self.text(&t),
+            Event::Code(t) => {
+                let run = self
+                    .styled(Run::new().add_text(t.as_ref()))
+                    .fonts(monospace());
+                self.push_run(run);
+            }
+            // Raw HTML is shown as the text it is, as in the window.
+            Event::Html(t) | Event::InlineHtml(t) => self.text(&t),
+            Event::InlineMath(t) | Event::DisplayMath(t) => self.text(&t),
+            Event::FootnoteReference(t) => self.text(&format!("[^{t}]")),
+            Event::SoftBreak => self.text(" "),
+            Event::HardBreak => self.push_run(Run::new().add_break(BreakType::TextWrapping)),
+            Event::Rule => {
+                self.end_paragraph();
+                self.blocks.push(Block::Paragraph(
+                    Paragraph::new()
+                        .style("Normal")
+                        .align(AlignmentType::Center)
+                        .add_run(Run::new().add_text("* * *")),
+                ));
+            }
+            Event::TaskListMarker(done) => self.text(if done { "☒ " } else { "☐ " }),
+        }
+    }
+
+    fn start(&mut self, tag: Tag<'_>) {
+        match tag {
+            Tag::Paragraph => {
+                self.end_paragraph();
+                self.start_paragraph();
+            }
+            Tag::Heading { level, .. } => {
+                self.end_paragraph();
+                self.heading = Some(match level {
+                    HeadingLevel::H1 => 1,
+                    HeadingLevel::H2 => 2,
+                    // Word's navigation keeps three levels readable; deeper ones join the third.
+                    _ => 3,
+                });
+                self.start_paragraph();
+            }
+            Tag::BlockQuote(_) => {
+                self.end_paragraph();
+                self.quotes += 1;
+            }
+            Tag::CodeBlock(_) => {
+                self.end_paragraph();
+                self.code_block = true;
+                self.start_paragraph();
+            }
+            Tag::List(start) => {
+                self.end_paragraph();
+                let num_id = self.numberings.len() + 1;
+                let level = self.lists.len();
+                // Each list gets its own numbering, so a numbered list counts from its
+                // own start rather than continuing the previous one.
+                let n = match start {
+                    Some(first) => Numbering::new(num_id, DECIMAL)
+                        .add_override(LevelOverride::new(level).start(first as usize)),
+                    None => Numbering::new(num_id, BULLETS),
+                };
+                self.numberings.push(n);
+                self.lists.push(List {
+                    num_id,
+                    item_pending: false,
+                });
+            }
+            Tag::Item => {
+                self.end_paragraph();
+                if let Some(l) = self.lists.last_mut() {
+                    l.item_pending = true;
+                }
+            }
+            Tag::Table(_) => {
+                self.end_paragraph();
+                self.table = Some(TableBeingWritten::default());
+            }
+            Tag::TableHead => {
+                if let Some(t) = &mut self.table {
+                    t.head = true;
+                    t.cells.clear();
+                }
+            }
+            Tag::TableRow => {
+                if let Some(t) = &mut self.table {
+                    t.cells.clear();
+                }
+            }
+            Tag::TableCell => self.start_paragraph(),
+            Tag::Emphasis => self.italic += 1,
+            Tag::Strong => self.bold += 1,
+            Tag::Strikethrough => self.strike += 1,
+            Tag::Link { dest_url, .. } | Tag::Image { dest_url, .. } => {
+                self.link = Some(self.open_link(&dest_url));
+            }
+            _ => {}
+        }
+    }
+
+    fn end(&mut self, tag: TagEnd) {
+        match tag {
+            TagEnd::Paragraph | TagEnd::Item => self.end_paragraph(),
+            TagEnd::Heading(_) => {
+                self.end_paragraph();
+                self.heading = None;
+            }
+            TagEnd::BlockQuote(_) => {
+                self.end_paragraph();
+                self.quotes = self.quotes.saturating_sub(1);
+            }
+            TagEnd::CodeBlock => {
+                self.end_paragraph();
+                self.code_block = false;
+            }
+            TagEnd::List(_) => {
+                self.end_paragraph();
+                self.lists.pop();
+            }
+            TagEnd::TableCell => {
+                let p = self.para.take().unwrap_or_default();
+                if let Some(t) = &mut self.table {
+                    t.cells.push(TableCell::new().add_paragraph(p));
+                }
+            }
+            TagEnd::TableHead | TagEnd::TableRow => {
+                if let Some(t) = &mut self.table {
+                    t.rows.push(TableRow::new(std::mem::take(&mut t.cells)));
+                    t.head = false;
+                }
+            }
+            TagEnd::Table => {
+                if let Some(t) = self.table.take() {
+                    self.blocks.push(Block::Table(Table::new(t.rows)));
+                }
+            }
+            TagEnd::Emphasis => self.italic = self.italic.saturating_sub(1),
+            TagEnd::Strong => self.bold = self.bold.saturating_sub(1),
+            TagEnd::Strikethrough => self.strike = self.strike.saturating_sub(1),
+            TagEnd::Link | TagEnd::Image => self.close_link(),
+            _ => {}
+        }
+    }
+
+    fn open_link(&self, url: &str) -> Link {
+        if !super::markdown::is_safe_url(url) {
+            return Link {
+                hyperlink: None,
+                source: None,
+            };
+        }
+        let url = url.trim();
+        let same = |a: &str, b: &str| a.trim_end_matches('/') == b.trim_end_matches('/');
+        Link {
+            hyperlink: Some(Hyperlink::new(url, HyperlinkType::External)),
+            source: self
+                .sources
+                .iter()
+                .position(|s| same(&s.url, url))
+                .map(|i| i + 1),
+        }
+    }
+
+    fn close_link(&mut self) {
+        let Some(link) = self.link.take() else {
+            return;
+        };
+        if let Some(h) = link.hyperlink {
+            let p = self.para.take().unwrap_or_else(|| self.new_paragraph());
+            self.para = Some(p.add_hyperlink(h));
+        }
+        if let Some(n) = link.source {
+            let marker = Hyperlink::new(reference_anchor(n), HyperlinkType::Anchor)
+                .add_run(Run::new().add_text(format!("[{n}]")));
+            self.push_run(Run::new().add_text(" "));
+            let p = self.para.take().unwrap_or_else(|| self.new_paragraph());
+            self.para = Some(p.add_hyperlink(marker));
+        }
+    }
+
+    /// A paragraph styled for where it is: a heading, a code block, a quote, a list
+    /// item (its first paragraph numbered, any later one indented to match).
+    fn new_paragraph(&mut self) -> Paragraph {
+        let mut p = Paragraph::new();
+        if let Some(level) = self.heading {
+            return p.style(&format!("Heading{level}"));
+        }
+        // Named even when Normal: a reader that looks up the default style finds
+        // none in docx-rs's styles, which mark no style as the default.
+        p = p.style(if self.code_block {
+            "CodeBlock"
+        } else if self.quotes > 0 {
+            "Quote"
+        } else {
+            "Normal"
+        });
+        let depth = self.lists.len();
+        if let Some(list) = self.lists.last_mut() {
+            if list.item_pending {
+                list.item_pending = false;
+                p = p.numbering(NumberingId::new(list.num_id), IndentLevel::new(depth - 1));
+            } else {
+                p = p.indent(Some(STEP * depth as i32), None, None, None);
+            }
+        } else if self.quotes > 1 {
+            p = p.indent(Some(STEP * self.quotes as i32), None, Some(STEP), None);
+        }
+        p
+    }
+
+    fn start_paragraph(&mut self) {
+        let p = self.new_paragraph();
+        self.para = Some(p);
+    }
+
+    fn end_paragraph(&mut self) {
+        if self.table.is_some() {
+            // A cell's paragraph ends with the cell.
+            return;
+        }
+        if let Some(p) = self.para.take() {
+            self.blocks.push(Block::Paragraph(p));
+        }
+    }
+
+    fn styled(&self, mut run: Run) -> Run {
+        let head = self.table.as_ref().is_some_and(|t| t.head);
+        if self.bold > 0 || head {
+            run = run.bold();
+        }
+        if self.italic > 0 {
+            run = run.italic();
+        }
+        if self.strike > 0 {
+            run = run.strike();
+        }
+        if self.link.as_ref().is_some_and(|l| l.hyperlink.is_some()) {
+            run = run.style("Hyperlink");
+        }
+        run
+    }
+
+    fn text(&mut self, t: &str) {
+        if self.code_block {
+            let mut lines = t.strip_suffix('\n').unwrap_or(t).split('\n');
+            if let Some(first) = lines.next() {
+                let run = Run::new().add_text(first);
+                self.push_run(run);
+            }
+            for line in lines {
+                let run = Run::new().add_break(BreakType::TextWrapping).add_text(line);
+                self.push_run(run);
+            }
+            return;
+        }
+        let run = self.styled(Run::new().add_text(t));
+        self.push_run(run);
+    }
+
+    fn push_run(&mut self, run: Run) {
+        if let Some(Link {
+            hyperlink: Some(h), ..
+        }) = &mut self.link
+        {
+            *h = std::mem::replace(h, Hyperlink::new("", HyperlinkType::Anchor)).add_run(run);
+            return;
+        }
+        let p = self.para.take().unwrap_or_else(|| self.new_paragraph());
+        self.para = Some(p.add_run(run));
+    }
+
+    /// The References section: each source, in the order found, with its number (where
+    /// the markers in the text point), its title, its URL as a link, and when it was
+    /// accessed.
+    fn references(&mut self) {
+        if self.sources.is_empty() {
+            return;
+        }
+        self.blocks.push(Block::Paragraph(
+            Paragraph::new()
+                .style("Heading1")
+                .add_run(Run::new().add_text("References")),
+        ));
+        for (i, s) in self.sources.iter().enumerate() {
+            let n = i + 1;
+            let mut p = Paragraph::new()
+                .style("Normal")
+                .indent(
+                    Some(STEP),
+                    Some(SpecialIndentType::Hanging(STEP)),
+                    None,
+                    None,
+                )
+                .add_bookmark_start(n, reference_anchor(n))
+                .add_run(Run::new().add_text(format!("[{n}]")))
+                .add_bookmark_end(n)
+                .add_run(Run::new().add_tab());
+            if !s.title.is_empty() {
+                p = p.add_run(Run::new().add_text(format!("{}. ", s.title)));
+            }
+            p = p
+                .add_hyperlink(
+                    Hyperlink::new(&s.url, HyperlinkType::External)
+                        .add_run(Run::new().style("Hyperlink").add_text(&s.url)),
+                )
+                .add_run(Run::new().add_text(format!(". Accessed {}.", day(s.accessed_ms))));
+            self.blocks.push(Block::Paragraph(p));
+        }
+    }
+}
+
+/// The bookmark on a References entry, which the markers in the text link to.
+fn reference_anchor(n: usize) -> String {
+    format!("ref_{n}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn source(n: usize) -> ReportSource {
+        ReportSource {
+            title: format!("Source {n}"),
+            url: format!("https://example.org/s{n}?a=1&b=2"),
+            accessed_ms: 1_777_627_800_000 + n as i64 * 86_400_000,
+        }
+    }
+
+    fn doc(md: &str, sources: Vec<ReportSource>) -> ReportDoc {
+        ReportDoc {
+            title: "Does heat raise admissions?".into(),
+            markdown: md.into(),
+            sources,
+            date_ms: 1_777_627_800_000,
+            author: None,
+        }
+    }
+
+    /// A part of the written package, as text.
+    fn part(bytes: &[u8], name: &str) -> String {
+        let mut zip = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
+        let mut s = String::new();
+        zip.by_name(name).unwrap().read_to_string(&mut s).unwrap();
+        s
+    }
+
+    fn body(md: &str) -> String {
+        part(&to_docx(&doc(md, vec![])).unwrap(), "word/document.xml")
+    }
+
+    /// The paragraphs of `document.xml`, each as its raw XML.
+    fn paragraphs(xml: &str) -> Vec<&str> {
+        xml.split("<w:p ").skip(1).collect()
+    }
+
+    /// The one paragraph holding `text`.
+    fn paragraph_with<'x>(xml: &'x str, text: &str) -> &'x str {
+        let found: Vec<_> = paragraphs(xml)
+            .into_iter()
+            .filter(|p| p.contains(&format!(">{text}</w:t>")))
+            .collect();
+        assert_eq!(found.len(), 1, "{text:?} in {xml}");
+        found[0]
+    }
+
+    #[test]
+    fn headings_become_word_headings_one_to_three() {
+        let xml = body("# One\n\n## Two\n\n### Three\n\n#### Four\n\nText\n");
+        for (text, style) in [
+            ("One", "Heading1"),
+            ("Two", "Heading2"),
+            ("Three", "Heading3"),
+            ("Four", "Heading3"),
+        ] {
+            let p = paragraph_with(&xml, text);
+            assert!(
+                p.contains(&format!("<w:pStyle w:val=\"{style}\" />")),
+                "{text}: {p}"
+            );
+        }
+        assert!(paragraph_with(&xml, "Text").contains("<w:pStyle w:val=\"Normal\" />"));
+        let styles = part(&to_docx(&doc("x", vec![])).unwrap(), "word/styles.xml");
+        assert!(styles.contains("w:styleId=\"Heading1\""), "{styles}");
+        assert!(styles.contains("<w:outlineLvl w:val=\"0\" />"), "{styles}");
+    }
+
+    #[test]
+    fn paragraphs_stay_apart_and_soft_breaks_join_lines() {
+        let xml = body("First line\nsame paragraph.\n\nSecond.\n");
+        let p = paragraph_with(&xml, "First line");
+        assert!(p.contains(">same paragraph.</w:t>") && !p.contains("Second."));
+        paragraph_with(&xml, "Second.");
+    }
+
+    #[test]
+    fn bold_italic_strike_and_code_are_run_properties() {
+        let xml = body("Plain **bold** *it* ~~gone~~ `x = 1` ***both***\n");
+        let run = |text: &str| {
+            let p = paragraph_with(&xml, "Plain ");
+            let at = p.find(&format!(">{text}</w:t>")).unwrap();
+            let start = p[..at].rfind("<w:r>").unwrap();
+            p[start..at].to_owned()
+        };
+        assert!(run("bold").contains("<w:b />") && !run("bold").contains("<w:i />"));
+        assert!(run("it").contains("<w:i />") && !run("it").contains("<w:b />"));
+        assert!(run("gone").contains("<w:strike />"));
+        assert!(
+            run("x = 1").contains("w:ascii=\"Courier New\""),
+            "{}",
+            run("x = 1")
+        );
+        assert!(run("both").contains("<w:b />") && run("both").contains("<w:i />"));
+        assert!(!run("Plain ").contains("<w:b />"));
+    }
+
+    #[test]
+    fn lists_are_numbered_paragraphs_nested_by_level() {
+        let bytes = to_docx(&doc(
+            "- a\n  - a1\n    1. deep\n- b\n\n3. three\n4. four\n",
+            vec![],
+        ))
+        .unwrap();
+        let xml = part(&bytes, "word/document.xml");
+        let num = |text: &str| {
+            let p = paragraph_with(&xml, text);
+            let level = p.split("<w:ilvl w:val=\"").nth(1).unwrap();
+            let id = p.split("<w:numId w:val=\"").nth(1).unwrap();
+            (
+                level[..level.find('"').unwrap()].to_owned(),
+                id[..id.find('"').unwrap()].to_owned(),
+            )
+        };
+        let (a, a1, deep, b, three, four) = (
+            num("a"),
+            num("a1"),
+            num("deep"),
+            num("b"),
+            num("three"),
+            num("four"),
+        );
+        assert_eq!(
+            (a.0.as_str(), a1.0.as_str(), deep.0.as_str()),
+            ("0", "1", "2")
+        );
+        assert_eq!(a.1, b.1, "one list, one numbering");
+        assert_ne!(a.1, a1.1);
+        assert_eq!(three.1, four.1);
+        assert_ne!(three.1, a.1, "a new list counts afresh");
+        let numbering = part(&bytes, "word/numbering.xml");
+        // The numbered list starts where the Markdown says, bullets are bullets.
+        assert!(
+            numbering.contains("<w:startOverride w:val=\"3\" />"),
+            "{numbering}"
+        );
+        assert!(numbering.contains("<w:numFmt w:val=\"bullet\" />"));
+        assert!(numbering.contains("<w:numFmt w:val=\"decimal\" />"));
+    }
+
+    #[test]
+    fn a_loose_item_numbers_its_first_paragraph_and_indents_the_rest() {
+        let xml = body("1. first\n\n   more of it\n2. second\n");
+        assert!(paragraph_with(&xml, "first").contains("<w:numId"));
+        let more = paragraph_with(&xml, "more of it");
+        assert!(
+            !more.contains("<w:numId") && more.contains("<w:ind w:left=\"720\""),
+            "{more}"
+        );
+    }
+
+    #[test]
+    fn block_quotes_use_the_quote_style() {
+        let xml = body("> Quoted **words**.\n>\n> > Deeper.\n\nAfter.\n");
+        assert!(paragraph_with(&xml, "Quoted ").contains("<w:pStyle w:val=\"Quote\" />"));
+        let deeper = paragraph_with(&xml, "Deeper.");
+        assert!(
+            deeper.contains("Quote") && deeper.contains("w:left=\"1440\""),
+            "{deeper}"
+        );
+        assert!(!paragraph_with(&xml, "After.").contains("Quote"));
+        assert!(!paragraph_with(&xml, "Deeper.").contains("Normal"));
+    }
+
+    #[test]
+    fn tables_become_word_tables_with_a_bold_header() {
+        let xml = body("| City | Rise |\n|---|--:|\n| Paris | 12% |\n| Lyon | |\n\nAfter.\n");
+        assert_eq!(xml.matches("<w:tbl>").count(), 1, "{xml}");
+        let table = &xml[xml.find("<w:tbl>").unwrap()..xml.find("</w:tbl>").unwrap()];
+        assert_eq!(table.matches("<w:tr>").count(), 3);
+        assert_eq!(
+            table.matches("<w:tc>").count(),
+            6,
+            "an empty cell is still a cell"
+        );
+        let header = &table[..table.find(">City</w:t>").unwrap()];
+        assert!(header[header.rfind("<w:r>").unwrap()..].contains("<w:b />"));
+        let paris = &table[..table.find(">Paris</w:t>").unwrap()];
+        assert!(!paris[paris.rfind("<w:r>").unwrap()..].contains("<w:b />"));
+        assert!(!table.contains("After."));
+    }
+
+    #[test]
+    fn links_are_hyperlinks_and_a_source_gets_its_number() {
+        let sources = vec![source(1), source(2)];
+        let md = "See [the study](https://example.org/s2?a=1&b=2) and [elsewhere](https://other.org/).\n\n\
+                  Not [this](javascript:alert(1)).\n";
+        let bytes = to_docx(&doc(md, sources)).unwrap();
+        let xml = part(&bytes, "word/document.xml");
+        let rels = part(&bytes, "word/_rels/document.xml.rels");
+        let p = paragraph_with(&xml, "the study");
+        let rid_of = |text: &str| {
+            let before = &p[..p.find(&format!(">{text}</w:t>")).unwrap()];
+            let link = &before[before.rfind("<w:hyperlink").unwrap()..];
+            let id = link.split("r:id=\"").nth(1).unwrap();
+            id[..id.find('"').unwrap()].to_owned()
+        };
+        for (text, target) in [
+            ("the study", "https://example.org/s2?a=1&amp;b=2"),
+            ("elsewhere", "https://other.org/"),
+        ] {
+            let rid = rid_of(text);
+            let rel = rels
+                .split("<Relationship ")
+                .find(|r| r.contains(&format!("Id=\"{rid}\"")))
+                .unwrap_or_else(|| panic!("{rid} in {rels}"));
+            assert!(rel.contains(&format!("Target=\"{target}\"")), "{rel}");
+            assert!(rel.contains("TargetMode=\"External\""), "{rel}");
+        }
+        // The marker follows the link to a source, and points at its entry.
+        assert!(p.contains("<w:hyperlink w:anchor=\"ref_2\""), "{p}");
+        assert!(p.contains(">[2]</w:t>"));
+        assert!(
+            !p.contains(">[1]</w:t>"),
+            "only the source linked is marked"
+        );
+        assert!(!rels.contains("javascript"), "{rels}");
+        assert!(paragraph_with(&xml, "this").matches("<w:hyperlink").count() == 0);
+    }
+
+    #[test]
+    fn references_list_every_source_in_order_with_link_and_date() {
+        let bytes = to_docx(&doc("Text.\n", vec![source(1), source(2)])).unwrap();
+        let xml = part(&bytes, "word/document.xml");
+        let heading = paragraph_with(&xml, "References");
+        assert!(heading.contains("Heading1"));
+        let refs = &xml[xml.find(">References</w:t>").unwrap()..];
+        let first = refs.find(">Source 1. </w:t>").unwrap();
+        let second = refs.find(">Source 2. </w:t>").unwrap();
+        assert!(first < second);
+        let entry = paragraph_with(&xml, "Source 1. ");
+        assert!(
+            entry.contains("<w:bookmarkStart w:id=\"1\" w:name=\"ref_1\" />"),
+            "{entry}"
+        );
+        assert!(entry.contains(">[1]</w:t>"));
+        assert!(
+            entry.contains(">https://example.org/s1?a=1&amp;b=2</w:t>"),
+            "{entry}"
+        );
+        assert!(entry.contains(">. Accessed 2026-05-02.</w:t>"), "{entry}");
+        assert!(!body("No sources.\n").contains("References"));
+    }
+
+    #[test]
+    fn the_title_and_date_are_the_documents_and_no_author_unless_set() {
+        let mut d = doc("Text.\n", vec![]);
+        d.title = "Heat & <health>".into();
+        let bytes = to_docx(&d).unwrap();
+        let xml = part(&bytes, "word/document.xml");
+        assert!(paragraph_with(&xml, "Heat &amp; &lt;health&gt;").contains("\"Title\""));
+        let core = part(&bytes, "docProps/core.xml");
+        assert!(
+            core.contains("<dc:title>Heat &amp; &lt;health&gt;</dc:title>"),
+            "{core}"
+        );
+        assert!(
+            core.contains(">2026-05-01T09:30:00Z</dcterms:created>"),
+            "{core}"
+        );
+        assert!(
+            !core.contains("creator") && !core.contains("lastModifiedBy"),
+            "{core}"
+        );
+        d.author = Some("Ada".into());
+        let core = part(&to_docx(&d).unwrap(), "docProps/core.xml");
+        assert!(core.contains("<dc:creator>Ada</dc:creator>"), "{core}");
+    }
+
+    #[test]
+    fn raw_html_is_text_and_code_blocks_keep_their_lines() {
+        let xml = body("Hi <b>there</b>\n\n```\nline 1\nline 2\n```\n");
+        assert!(xml.contains(">&lt;b&gt;</w:t>"), "{xml}");
+        let code = paragraph_with(&xml, "line 1");
+        assert!(code.contains("CodeBlock") && code.contains("<w:br w:type=\"textWrapping\" />"));
+        assert!(code.contains(">line 2</w:t>"));
+    }
+
+    #[test]
+    fn a_mission_without_a_finished_report_has_no_document() {
+        use crate::missions::protocol::MissionEvent;
+        use crate::missions::store::MissionStatus;
+        let record = MissionRecord {
+            session_id: "ses_1".into(),
+            objective: "\n  Heat\n and more".into(),
+            mission_type: "research".into(),
+            budget_type: "fixed".into(),
+            budget_cents: 100,
+            base_url: "http://127.0.0.1:9".into(),
+            status: MissionStatus::Running,
+            created_at: 1_777_627_800_000,
+            updated_at: 1_777_627_800_000,
+            last_event_id: None,
+            event_count: 1,
+            continuation_token: None,
+        };
+        let events = [StoredEvent::new(
+            1,
+            MissionEvent::new(Some("1".into()), "plan".into(), r#"{"steps":["Search"]}"#),
+            1_777_627_801_000,
+        )];
+        let err = ReportDoc::from_mission(&record, &events).unwrap_err();
+        assert_eq!(err.code(), ErrorCode::NotFound);
+        assert!(
+            err.message().contains("no finished report"),
+            "{}",
+            err.message()
+        );
+    }
+}
