@@ -249,3 +249,256 @@ async fn the_preview_shows_parse_or_the_local_reading() {
         Preview::Paragraphs { .. }
     ));
 }
+
+// ---- bibliographies, every shape a service inserts, and a cited heading ----
+
+fn corpus(rel: &str) -> Vec<u8> {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/corpus")
+        .join(rel);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The package `bytes` with `word/document.xml`'s first `from` replaced by `to`.
+fn patch(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
+    use std::io::{Read, Write};
+    let mut zin = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
+    let mut zout = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+    let opts = zip::write::SimpleFileOptions::default();
+    for i in 0..zin.len() {
+        let mut f = zin.by_index(i).unwrap();
+        let name = f.name().to_owned();
+        let mut data = Vec::new();
+        f.read_to_end(&mut data).unwrap();
+        if name == "word/document.xml" {
+            let text = String::from_utf8(data).unwrap();
+            assert!(text.contains(from), "no {from:?}");
+            data = text.replacen(from, to, 1).into_bytes();
+        }
+        zout.start_file(name, opts).unwrap();
+        zout.write_all(&data).unwrap();
+    }
+    zout.finish().unwrap().into_inner()
+}
+
+/// Entries whose citations take every shape the service writes from a document's own
+/// list: a person, two, an organisation, a name without a year, no usable author.
+const ENTRIES: [&str; 5] = [
+    "Buzan, B. (2010). People, states and fear. ECPR Press.",
+    "Smith, J., &amp; Jones, K. (2019). Cities and heat. Journal of Urban Studies.",
+    "World Health Organization. (2020). Heat and health. WHO.",
+    "Kramer. Untitled field notes, kept in the archive.",
+    "(n.d.). A pamphlet handed out at the station.",
+];
+
+/// The real long-lorem-endnote.docx with a References heading and [`ENTRIES`].
+fn lorem_with_references() -> Vec<u8> {
+    let entries: String = ENTRIES
+        .iter()
+        .map(|e| format!("<w:p><w:r><w:t>{e}</w:t></w:r></w:p>"))
+        .collect();
+    let sect = "<w:sectPr w:rsidR=\"009E05A7\"";
+    patch(
+        &data("docx/long-lorem-endnote.docx"),
+        sect,
+        &format!(
+            "<w:p><w:pPr><w:pStyle w:val=\"Heading1\"/></w:pPr><w:r><w:t>References</w:t></w:r></w:p>{entries}{sect}"
+        ),
+    )
+}
+
+#[test]
+fn the_reader_takes_a_bibliography_field_or_control_for_the_references_section() {
+    for (name, bytes, heading, entries) in [
+        (
+            "zotero",
+            corpus("docx/pandoc-zotero_citations.docx"),
+            "Reference list",
+            3,
+        ),
+        (
+            "mendeley",
+            corpus("docx/pandoc-mendeley_citations.docx"),
+            "References",
+            4,
+        ),
+        (
+            "word",
+            data("docx/citations-bibliography-toc.docx"),
+            "Bibliography",
+            1,
+        ),
+    ] {
+        let doc = reader::read(&bytes).unwrap();
+        assert_eq!(doc.references_heading.as_deref(), Some(heading), "{name}");
+        assert_eq!(
+            doc.references.len(),
+            entries,
+            "{name}: {:#?}",
+            doc.references
+        );
+        assert!(
+            doc.references.iter().all(|r| r.contains("(20")),
+            "{name}: {:#?}",
+            doc.references
+        );
+        assert!(
+            doc.paragraphs
+                .iter()
+                .all(|p| !doc.references.contains(&p.text)),
+            "{name}"
+        );
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), &bytes).unwrap();
+        assert_eq!(
+            reader::references_in(file.as_file()),
+            Some(entries as u32),
+            "{name}: the no-References warning"
+        );
+    }
+    // Without a heading, a bibliography field is still the References section, and
+    // entries the service adds after it are its entries too.
+    let cited = casebook_sandbox::engine::cite(
+        &corpus("docx/pandoc-zotero_citations.docx"),
+        &Default::default(),
+    )
+    .unwrap();
+    let headless = patch(&cited.bytes, ">Reference list<", "><");
+    let doc = reader::read(&headless).unwrap();
+    assert_eq!(doc.references_heading, None);
+    assert_eq!(doc.references.len(), 3 + cited.stats.references_added);
+}
+
+fn engine_options(
+    style: casebook_sandbox::CiteStyle,
+    placement: casebook_sandbox::Placement,
+    shape: casebook_sandbox::CiteShape,
+    seed: u64,
+) -> casebook_sandbox::engine::CiteOptions {
+    casebook_sandbox::engine::CiteOptions {
+        mode: casebook_sandbox::engine::Mode::Every,
+        min: 1,
+        max: 2,
+        seed,
+        style,
+        placement,
+        shape,
+        notes: false,
+    }
+}
+
+#[test]
+fn every_shape_the_service_inserts_is_counted_as_a_citation() {
+    use casebook_sandbox::{CiteShape, CiteStyle, Placement};
+    let original = lorem_with_references();
+    let mut seen: Vec<String> = Vec::new();
+    for style in [CiteStyle::Existing, CiteStyle::Library] {
+        for placement in [Placement::End, Placement::Inside] {
+            for shape in [
+                CiteShape::AuthorYear,
+                CiteShape::Numeric,
+                CiteShape::Bracketed,
+                CiteShape::Ibid,
+            ] {
+                for seed in 0..3 {
+                    let o = engine_options(style, placement, shape, seed);
+                    let cited = casebook_sandbox::engine::cite(&original, &o).unwrap();
+                    let s = summarize_local(&original, &cited.bytes).unwrap();
+                    let st = cited.stats;
+                    assert_eq!(
+                        counts(&s),
+                        (
+                            st.paragraphs_cited as u32,
+                            st.citations_inserted as u32,
+                            st.references_added as u32
+                        ),
+                        "{o:?}: {s:#?}"
+                    );
+                    for c in &s.changes {
+                        let kept: String = c
+                            .after
+                            .iter()
+                            .filter(|g| !g.inserted)
+                            .map(|g| g.text.as_str())
+                            .collect();
+                        assert_eq!(kept, c.before, "{o:?}");
+                        seen.extend(
+                            c.after
+                                .iter()
+                                .filter(|g| g.inserted)
+                                .map(|g| g.text.clone()),
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // The shapes were written, so the counts above cover them.
+    for shape in [
+        "(World Health Organization, 2020)",
+        "(Kramer)",
+        "(Source 5)",
+        "(ibid.)",
+        "[3]",
+        "[Kramer]",
+        "[World Health Organization 2020]",
+        "(Buzan, 2010)",
+    ] {
+        assert!(
+            seen.iter().any(|t| t.contains(shape)),
+            "never inserted: {shape}"
+        );
+    }
+    assert!(
+        seen.iter().all(|t| !t.contains(" as Kramer notes")),
+        "a name without a year is never written as the writer's own words"
+    );
+}
+
+#[test]
+fn a_references_heading_that_gained_a_citation_keeps_the_paragraphs_aligned() {
+    use casebook_sandbox::{CiteShape, CiteStyle, Placement};
+    let original = lorem_with_references();
+    let o = engine_options(
+        CiteStyle::Existing,
+        Placement::End,
+        CiteShape::AuthorYear,
+        1,
+    );
+    let cited = casebook_sandbox::engine::cite(&original, &o).unwrap();
+    // A service that also cites the heading.
+    let after = patch(
+        &cited.bytes,
+        ">References</w:t>",
+        ">References</w:t></w:r><w:r><w:t xml:space=\"preserve\"> (Smith &amp; Jones, 2019)</w:t>",
+    );
+    let s = summarize_local(&original, &after).unwrap();
+    let st = cited.stats;
+    assert_eq!(
+        counts(&s),
+        (
+            st.paragraphs_cited as u32 + 1,
+            st.citations_inserted as u32 + 1,
+            0
+        ),
+        "{s:#?}"
+    );
+    assert!(
+        s.changes.iter().all(|c| !c.before.is_empty()),
+        "no paragraph is new"
+    );
+    let heading = s.changes.last().unwrap();
+    assert_eq!(heading.before, "References");
+    let inserted: Vec<&str> = heading
+        .after
+        .iter()
+        .filter(|g| g.inserted)
+        .map(|g| g.text.as_str())
+        .collect();
+    assert_eq!(inserted, [" (Smith & Jones, 2019)"]);
+
+    // An essay's heading the same.
+    let essay = "Heat waves kill more people than any other weather event.\n\nReferences\nSmith, J. (2019). Heat.\n";
+    let cited = "Heat waves kill more people than any other weather event (Smith, 2019).\n\nReferences (Smith, 2019)\nSmith, J. (2019). Heat.\n";
+    assert_eq!(counts(&summarize_text(essay, cited)), (2, 2, 0));
+}

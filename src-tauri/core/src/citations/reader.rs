@@ -64,17 +64,32 @@ fn read_package<R: Read + Seek>(mut pkg: Package<R>, kind: DocKind) -> Result<Lo
 /// when it has none; `None` when the file cannot be read as a document.
 pub fn references_in(file: &std::fs::File) -> Option<u32> {
     let doc = read_file(file).ok()?;
-    Some(match doc.references_heading {
-        Some(_) => u32::try_from(doc.references.len()).unwrap_or(u32::MAX),
-        None => 0,
-    })
+    // A bibliography needs no heading to be the References section.
+    Some(u32::try_from(doc.references.len()).unwrap_or(u32::MAX))
 }
 
 pub fn is_references_heading(text: &str) -> bool {
-    let t = text.trim().trim_end_matches(':').trim_end();
-    ["references", "bibliography", "works cited", "sources"]
-        .iter()
-        .any(|w| t.eq_ignore_ascii_case(w))
+    // A heading a service cited ("References (Smith, 2020)") is still the heading.
+    let mut bare = String::with_capacity(text.len());
+    let mut depth = 0usize;
+    for c in text.chars() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' if depth > 0 => depth -= 1,
+            _ if depth == 0 => bare.push(c),
+            _ => {}
+        }
+    }
+    let t = bare.trim().trim_end_matches(['.', ':']).trim_end();
+    [
+        "references",
+        "reference list",
+        "bibliography",
+        "works cited",
+        "sources",
+    ]
+    .iter()
+    .any(|w| t.eq_ignore_ascii_case(w))
 }
 
 fn corrupt(detail: impl std::fmt::Display) -> Error {
@@ -387,6 +402,9 @@ enum WKind {
     Run,
     /// A `w:t` inside a run: its text is the document's.
     Text,
+    /// A `w:instrText` inside a run: a field's instruction.
+    Instr,
+    Sdt,
     Other,
 }
 
@@ -395,6 +413,25 @@ struct WFrame {
     seq: u64,
     /// This element's slot in `Containers`, once a paragraph is found directly in it.
     container: Option<usize>,
+    /// A content control holding a bibliography (`w:bibliography`, or the
+    /// Bibliographies building-block gallery).
+    bibliography: bool,
+    /// How many paragraphs had begun when this element opened.
+    first_para: usize,
+}
+
+/// Whether a field instruction makes a bibliography: Word's `BIBLIOGRAPHY`, Zotero's
+/// `ADDIN ZOTERO_BIBL`, Mendeley's `ADDIN Mendeley Bibliography CSL_BIBLIOGRAPHY`,
+/// EndNote's `ADDIN EN.REFLIST`.
+fn is_bibliography_field(instr: &str) -> bool {
+    // Only the words before a reference manager's JSON: a title in it may say anything.
+    let head = instr.split('{').next().unwrap_or("").to_ascii_uppercase();
+    let mut words = head.split_whitespace();
+    match words.next() {
+        Some("BIBLIOGRAPHY") => true,
+        Some("ADDIN") => words.any(|w| w.contains("BIBL") || w == "EN.REFLIST"),
+        _ => false,
+    }
 }
 
 #[derive(Default)]
@@ -422,6 +459,10 @@ struct DocxBody {
     paras: Vec<Building>,
     containers: Containers,
     seq: u64,
+    /// Complex fields open: the instruction so far and the paragraph each began in.
+    fields: Vec<(String, Option<usize>)>,
+    /// Paragraphs (as `first..end` of `paras`) of each bibliography field or control.
+    bibliographies: Vec<(usize, usize)>,
 }
 
 impl DocxBody {
@@ -451,8 +492,44 @@ impl DocxBody {
             kind,
             seq: self.seq,
             container: None,
+            bibliography: false,
+            first_para: self.paras.len(),
         });
         Ok(())
+    }
+
+    /// Fields and content controls that make a bibliography.
+    fn field_element(&mut self, e: &El<'_, '_>, in_run: bool) {
+        match e.local {
+            b"fldChar" if in_run => match e.attr(Some(Ns::W), "fldCharType").as_deref() {
+                Some("begin") => self.fields.push((String::new(), self.open.last().copied())),
+                Some("end") => {
+                    if let Some((instr, Some(first))) = self.fields.pop()
+                        && is_bibliography_field(&instr)
+                        && let Some(&last) = self.open.last()
+                    {
+                        self.bibliographies.push((first, last + 1));
+                    }
+                }
+                _ => {}
+            },
+            b"fldSimple" => {
+                if is_bibliography_field(&e.attr(Some(Ns::W), "instr").unwrap_or_default())
+                    && let Some(&p) = self.open.last()
+                {
+                    self.bibliographies.push((p, p + 1));
+                }
+            }
+            b"bibliography" | b"docPartGallery" => {
+                let gallery = e.local == b"docPartGallery";
+                if (!gallery || e.attr(Some(Ns::W), "val").as_deref() == Some("Bibliographies"))
+                    && let Some(f) = self.frames.iter_mut().rev().find(|f| f.kind == WKind::Sdt)
+                {
+                    f.bibliography = true;
+                }
+            }
+            _ => {}
+        }
     }
 
     /// What a WordprocessingML element in the text is, noting what it adds to the open
@@ -460,7 +537,10 @@ impl DocxBody {
     fn word_element(&mut self, e: &El<'_, '_>, parent: Option<WKind>) -> Result<WKind> {
         let in_run = parent == Some(WKind::Run);
         let in_props = parent == Some(WKind::PPr);
+        self.field_element(e, in_run);
         match e.local {
+            b"sdt" => return Ok(WKind::Sdt),
+            b"instrText" if in_run => return Ok(WKind::Instr),
             b"p" => {
                 self.start_paragraph()?;
                 return Ok(WKind::Para);
@@ -536,6 +616,9 @@ impl DocxBody {
             if let Some(c) = f.container {
                 self.containers[c].1 = self.seq;
             }
+            if f.bibliography {
+                self.bibliographies.push((f.first_para, self.paras.len()));
+            }
             if f.kind == WKind::Para {
                 self.open.pop();
             }
@@ -546,6 +629,12 @@ impl DocxBody {
     }
 
     fn text(&mut self, t: &str) {
+        if self.skip_from.is_none()
+            && self.frames.last().is_some_and(|f| f.kind == WKind::Instr)
+            && let Some(f) = self.fields.last_mut()
+        {
+            f.0.push_str(t);
+        }
         if self.skip_from.is_none()
             && self.frames.last().is_some_and(|f| f.kind == WKind::Text)
             && let Some(&p) = self.open.last()
@@ -566,12 +655,29 @@ impl DocxBody {
                         })
                 })
         };
+        let kept: Vec<usize> = (0..self.paras.len())
+            .filter(|&i| !self.paras[i].text.trim().is_empty())
+            .collect();
+        // Bibliographies in the paragraphs left once blank ones are dropped.
+        let bibliographies: Vec<(usize, usize)> = self
+            .bibliographies
+            .iter()
+            .map(|&(a, b)| {
+                (
+                    kept.partition_point(|&k| k < a),
+                    kept.partition_point(|&k| k < b),
+                )
+            })
+            .filter(|(a, b)| a < b)
+            .collect();
         let paras: Vec<Building> = self
             .paras
             .into_iter()
             .filter(|p| !p.text.trim().is_empty())
             .collect();
-        let (refs_heading, refs_range) = references_span(&paras, &self.containers, is_heading);
+        let (refs_heading, refs_range) =
+            bibliography_span(&paras, &bibliographies, &self.containers, &is_heading)
+                .unwrap_or_else(|| references_span(&paras, &self.containers, is_heading));
 
         let mut doc = LocalDocument {
             kind: DocKind::Docx,
@@ -614,6 +720,38 @@ fn references_span(
         .position(|p| is_heading(p) || p.seq <= open_at || p.seq >= close_at)
         .map_or(paras.len(), |n| h + 1 + n);
     (Some(h), h + 1..end)
+}
+
+/// The document's last bibliography (with the fields and controls around it taken as
+/// one) as its References section: entries run on past it to the next heading or the
+/// end of its container (entries added after a reference manager's field). Its heading
+/// is its own first paragraph when that reads as one, else a References heading just
+/// before it; there may be none.
+fn bibliography_span(
+    paras: &[Building],
+    bibliographies: &[(usize, usize)],
+    containers: &Containers,
+    is_heading: impl Fn(&Building) -> bool,
+) -> Option<(Option<usize>, std::ops::Range<usize>)> {
+    let &(mut lo, mut hi) = bibliographies.iter().max_by_key(|b| b.1)?;
+    for &(a, b) in bibliographies {
+        if a < hi && b > lo {
+            lo = lo.min(a);
+            hi = hi.max(b);
+        }
+    }
+    let (open_at, close_at) = containers[paras[hi - 1].container];
+    let end = paras[hi..]
+        .iter()
+        .position(|p| is_heading(p) || p.seq <= open_at || p.seq >= close_at)
+        .map_or(paras.len(), |n| hi + n);
+    if hi - lo > 1 && (is_references_heading(&paras[lo].text) || is_heading(&paras[lo])) {
+        Some((Some(lo), lo + 1..end))
+    } else if lo > 0 && is_references_heading(&paras[lo - 1].text) {
+        Some((Some(lo - 1), lo..end))
+    } else {
+        Some((None, lo..end))
+    }
 }
 
 /// Style ids and names such as "Heading1", "heading 1", "Title", "TOC Heading".

@@ -60,24 +60,61 @@ pub fn summarize_files(original: &std::fs::File, cited: &std::fs::File) -> Resul
 }
 
 fn compare_documents(before: &reader::LocalDocument, after: &reader::LocalDocument) -> CiteSummary {
-    compare(
+    let mut s = compare(
         &before.paragraphs,
         before.references.len(),
         &after.paragraphs,
         after.references.len(),
-    )
+    );
+    compare_headings(
+        &mut s,
+        before.references_heading.as_deref(),
+        after.references_heading.as_deref(),
+        after.paragraphs.len(),
+    );
+    s
+}
+
+/// A References heading that gained a citation is still the heading (the reader finds
+/// it whatever was added in brackets), and what it gained is a change like any other,
+/// shown after the body.
+fn compare_headings(s: &mut CiteSummary, before: Option<&str>, after: Option<&str>, at: usize) {
+    let (Some(old), Some(new)) = (before, after) else {
+        return;
+    };
+    if old == new {
+        return;
+    }
+    let segments = diff(old, new);
+    let found = inserted_citations(old, new, &segments);
+    s.citations_inserted = s.citations_inserted.saturating_add(found);
+    s.paragraphs_changed = s.paragraphs_changed.saturating_add(1);
+    s.changes.push(ChangedParagraph {
+        index: u32::try_from(at).unwrap_or(u32::MAX),
+        slide: None,
+        notes: false,
+        before: old.to_owned(),
+        after: segments,
+    });
 }
 
 /// Compares an essay and its cited text, paragraph by paragraph (see [`read_essay`]).
 pub fn summarize_text(original: &str, cited: &str) -> CiteSummary {
     let before = read_essay(original);
     let after = read_essay(cited);
-    compare(
+    let mut s = compare(
         &before.paragraphs,
         before.references.len(),
         &after.paragraphs,
         after.references.len(),
-    )
+    );
+    compare_headings(
+        &mut s,
+        before.references_heading.as_deref(),
+        after.references_heading.as_deref(),
+        after.paragraphs.len(),
+    );
+    s
 }
 
 /// Compares two parse answers. Kept for callers that still have them; a cite's
@@ -173,11 +210,7 @@ fn compare(
             continue;
         }
         let segments = diff(old, &new.text);
-        let found = segments
-            .iter()
-            .filter(|s| s.inserted)
-            .map(|s| count_citations(&s.text))
-            .fold(0u32, u32::saturating_add);
+        let found = inserted_citations(old, &new.text, &segments);
         citations = citations.saturating_add(found);
         if new.notes {
             in_notes = in_notes.saturating_add(found);
@@ -359,11 +392,34 @@ fn greedy_match<'a>(
     want.peek().is_none().then_some(kept)
 }
 
-/// Citations in inserted text. Author-year: "(Smith, 2020)" is one, "(Smith &
-/// Jones, 2020; Lee et al., 2019)" two, "Smith (2020)" one. Numeric: "[1]" is one,
-/// "[1, 2]" two, "[1–3]" three.
-pub fn count_citations(text: &str) -> u32 {
+/// The citations in a paragraph's inserted segments: [`count_citations`] of each,
+/// but never a group `before` already had more often than it is left in `after`,
+/// so text shown as inserted because it was rewritten is not taken for a citation.
+fn inserted_citations(before: &str, after: &str, segments: &[Segment]) -> u32 {
+    let mut spare: std::collections::HashMap<&str, i64> = std::collections::HashMap::new();
+    for (g, _) in groups(after) {
+        *spare.entry(g).or_default() += 1;
+    }
+    for (g, _) in groups(before) {
+        *spare.entry(g).or_default() -= 1;
+    }
     let mut n = 0u32;
+    for seg in segments.iter().filter(|s| s.inserted) {
+        for (g, k) in groups(&seg.text) {
+            let left = spare.entry(g).or_default();
+            if *left > 0 {
+                *left -= 1;
+                n = n.saturating_add(k);
+            }
+        }
+    }
+    n
+}
+
+/// Each bracketed or parenthesised group in `text` ("(Smith, 2020)", "[3]"), with the
+/// citations it holds.
+fn groups(text: &str) -> Vec<(&str, u32)> {
+    let mut out = Vec::new();
     let mut at = 0;
     while let Some(open) = text[at..].find(['(', '[']).map(|i| at + i) {
         let closer = if text[open..].starts_with('(') {
@@ -375,17 +431,38 @@ pub fn count_citations(text: &str) -> u32 {
             break;
         };
         let inner = &text[open + 1..open + 1 + len];
-        let found = if closer == ')' {
-            author_year(inner, &text[..open])
-        } else {
-            // "[3]", "[1-3]"; or author-year in brackets, "[Smith 2019; Lee 2020]".
-            match numeric(inner) {
-                0 => author_year(inner, &text[..open]),
-                n => n,
-            }
-        };
-        n = n.saturating_add(found);
+        let n = group_citations(inner);
+        if n > 0 {
+            out.push((&text[open..open + 1 + len + 1], n));
+        }
         at = open + 1 + len + 1;
+    }
+    out
+}
+
+/// Citations in inserted text: every bracketed or parenthesised group the service
+/// added is a citation, whatever it holds (a person, an organisation, a name without a
+/// year, "Source 3", "ibid."); words around it are not. A group holds one citation per
+/// `;`-separated part: "(Smith & Jones, 2020; Lee et al., 2019)" two; a narrative's
+/// years one each, "Lee et al. (2019, 2021)" two; numbers one each, "[1, 2]" two,
+/// "[1–3]" three.
+pub fn count_citations(text: &str) -> u32 {
+    groups(text)
+        .iter()
+        .map(|&(_, n)| n)
+        .fold(0u32, u32::saturating_add)
+}
+
+fn group_citations(inner: &str) -> u32 {
+    if let n @ 1.. = numeric(inner) {
+        return n;
+    }
+    let mut n = 0u32;
+    for part in inner.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        // "2019, 2021": the years of a narrative citation whose author stands outside.
+        let pieces: Vec<&str> = part.split(',').collect();
+        let all_years = pieces.iter().all(|p| is_year(p));
+        n = n.saturating_add(if all_years { pieces.len() as u32 } else { 1 });
     }
     n
 }
@@ -399,45 +476,6 @@ fn is_year(token: &str) -> bool {
         && t.bytes().all(|b| b.is_ascii_digit())
         && matches!(t.as_bytes()[0], b'1' | b'2'))
         || ["n.d.", "in press"].contains(&token.trim())
-}
-
-fn author_year(inner: &str, before: &str) -> u32 {
-    let mut n = 0u32;
-    for part in inner.split(';') {
-        let part = part.trim();
-        let years = part
-            .split(',')
-            .filter(|p| is_year(p) || p.split_whitespace().next_back().is_some_and(is_year))
-            .count() as u32;
-        if years == 0 {
-            continue;
-        }
-        let names_author = part
-            .split(',')
-            .next()
-            .is_some_and(|first| !is_year(first) && first.chars().any(char::is_alphabetic));
-        if names_author {
-            n += 1;
-        } else if narrative(before) {
-            // "Smith (2020)", "Smith (2019, 2020)": the author is outside.
-            n += years;
-        }
-    }
-    n
-}
-
-/// Whether text ends with an author's name ("Smith", "Lee et al."), not an
-/// initial ("D. E.") as in a reference entry.
-fn narrative(before: &str) -> bool {
-    let Some(word) = before.split_whitespace().next_back() else {
-        return false;
-    };
-    word == "al."
-        || (word.chars().next().is_some_and(char::is_uppercase)
-            && word.chars().filter(|c| c.is_alphabetic()).count() >= 2
-            && word
-                .chars()
-                .all(|c| c.is_alphabetic() || c == '-' || c == '\''))
 }
 
 fn numeric(inner: &str) -> u32 {
@@ -624,7 +662,7 @@ mod tests {
             d.iter().map(|s| s.text.as_str()).collect::<String>(),
             "aa (X, 2000)aa."
         );
-        assert_eq!(count_citations("(see above) (Knuth, 1984) (Doe, 2020a)"), 2);
+        assert_eq!(count_citations("(see above) (Knuth, 1984) (Doe, 2020a)"), 3);
     }
 
     #[test]
@@ -641,9 +679,15 @@ mod tests {
             (" [1, 2]", 2),
             (" [1\u{2013}3]", 3),
             (" [1-3, 7]", 4),
-            (" (see above) [a] [] (1984) (2020)", 0),
-            ("Knuth, D. E. (1984). Literate programming.", 0),
-            (" [3\u{2013}1] [1-99999] (", 0),
+            (" (World Health Organization, 2020)", 1),
+            (" (Smith)", 1),
+            (" (Source 3)", 1),
+            (" (ibid.)", 1),
+            (" (Ibid., p. 4; Lee, 2019)", 2),
+            (" [Source 3]", 1),
+            (" [] () ( ; )", 0),
+            (" [3\u{2013}1] [1-99999] (", 2),
+            (", as noted above", 0),
         ] {
             assert_eq!(count_citations(text), n, "{text:?}");
         }
