@@ -42,8 +42,8 @@
 //!   document's own reference list, append nothing (`referencesAdded` 0);
 //! - `placement`: `"end"` (default) or `"inside"`: before the full stop of a sentence
 //!   picked at random, in varied author–year shapes;
-//! - `citeShape`: `"author-year"` (default), `"numeric"` (`[3]`) or `"bracketed"`
-//!   (`[Smith 2019]`);
+//! - `citeShape`: `"author-year"` (default), `"numeric"` (`[3]`), `"bracketed"`
+//!   (`[Smith 2019]`) or `"ibid"` (`(ibid.)` for the work the paragraph before cited);
 //! - `citeNotes`: `true` to cite .pptx speaker notes too;
 //! - `scrubMetadata`: `true` to blank creator, lastModifiedBy, Company and Manager;
 //! - `unseeded`: `true` for a fresh random seed each cite;
@@ -289,7 +289,7 @@ async fn set_faults(
         req.cite_shape.as_deref(),
         "citeShape",
         CiteShape::parse,
-        "author-year, numeric, bracketed",
+        "author-year, numeric, bracketed, ibid",
     ) {
         Ok(v) => v,
         Err(r) => return r,

@@ -12,7 +12,7 @@
 //! | `require_references` | a document without References is cited (a list is added) | `422`, "No References section was found; …" |
 //! | `style` | works from the sandbox's library, a reference list added | [`CiteStyle::Existing`]: only the document's own entries, nothing appended |
 //! | `placement` | end of the paragraph | [`Placement::Inside`]: before the full stop of a sentence picked at random, varied author–year shapes |
-//! | `shape` | `(Smith, 2019)` | `[3]` ([`CiteShape::Numeric`]) or `[Smith 2019]` ([`CiteShape::Bracketed`]) |
+//! | `shape` | `(Smith, 2019)` | `[3]` ([`CiteShape::Numeric`]), `[Smith 2019]` ([`CiteShape::Bracketed`]) or `(ibid.)` for a repeat ([`CiteShape::Ibid`]) |
 //! | `notes` | slides only | .pptx speaker notes cited too |
 //! | `scrub_metadata` | docProps as uploaded | creator, lastModifiedBy, Company, Manager blanked |
 //! | `unseeded` | seeded from the document (or `seed`) | a fresh random seed each call |

@@ -53,7 +53,8 @@ struct Args {
     /// Cite: `end` of the paragraph, or `inside` a sentence (before its full stop).
     #[arg(long, value_enum, default_value_t = Placement::End)]
     placement: Placement,
-    /// Cite: `author-year` `(Smith, 2019)`, `numeric` `[3]` or `bracketed` `[Smith 2019]`.
+    /// Cite: `author-year` `(Smith, 2019)`, `numeric` `[3]`, `bracketed` `[Smith 2019]` or
+    /// `ibid` (author-year, and `(ibid.)` for the work the paragraph before cited).
     #[arg(long, value_enum, default_value_t = CiteShape::AuthorYear)]
     cite_shape: CiteShape,
     /// Cite: .pptx speaker notes too.

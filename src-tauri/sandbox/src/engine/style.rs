@@ -56,6 +56,9 @@ pub enum CiteShape {
     Numeric,
     /// `[Smith 2019]`.
     Bracketed,
+    /// `(Smith, 2019)`, and `(ibid.)` when a paragraph cites again the one work the
+    /// paragraph cited before it did.
+    Ibid,
 }
 
 impl CiteStyle {
@@ -84,6 +87,7 @@ impl CiteShape {
             "author-year" | "default" => Some(Self::AuthorYear),
             "numeric" => Some(Self::Numeric),
             "bracketed" => Some(Self::Bracketed),
+            "ibid" => Some(Self::Ibid),
             _ => None,
         }
     }
@@ -114,12 +118,47 @@ impl Source {
         }
     }
 
-    fn narrative(&self) -> String {
+    /// Only with a year: ", as Kramer notes" would read as the writer's own words.
+    fn narrative(&self) -> Option<String> {
         let names = self.names.replace(" & ", " and ");
-        match &self.year {
-            Some(y) => format!(", as {names} ({y}) notes"),
-            None => format!(", as {names} notes"),
+        self.year
+            .as_ref()
+            .filter(|_| self.names != IBID)
+            .map(|y| format!(", as {names} ({y}) notes"))
+    }
+}
+
+const IBID: &str = "ibid.";
+
+/// In the ibid shape, a chosen paragraph after one that cited a single work cites that
+/// work again, half the time: which paragraphs do (their plan now that one work).
+fn repeat_for_ibid(plan: &mut [Vec<usize>], seed: u64) -> Vec<bool> {
+    let mut rng = Rng::new(seed ^ 0x1B1D);
+    let mut previous: Option<usize> = None;
+    let mut again = vec![false; plan.len()];
+    for (i, works) in plan.iter_mut().enumerate().filter(|(_, w)| !w.is_empty()) {
+        if let Some(w) = previous.filter(|_| rng.below(2) == 0) {
+            *works = vec![w];
+            again[i] = true;
         }
+        previous = match works.as_slice() {
+            [w] => Some(*w),
+            _ => None,
+        };
+    }
+    again
+}
+
+/// The repeats [`repeat_for_ibid`] chose, written `(ibid.)`: each points at an added
+/// source standing for the work it repeats.
+fn write_as_ibid(plan: &mut [Vec<usize>], again: &[bool], sources: &mut Vec<Source>) {
+    for (works, _) in plan.iter_mut().zip(again).filter(|(_, a)| **a) {
+        sources.push(Source {
+            names: IBID.to_owned(),
+            year: None,
+            number: sources[works[0]].number,
+        });
+        *works = vec![sources.len() - 1];
     }
 }
 
@@ -135,7 +174,12 @@ pub(crate) struct Cites {
 pub(crate) fn prepare(eligible: &[bool], existing: &[String], opts: &CiteOptions) -> Cites {
     match opts.style {
         CiteStyle::Library => {
-            let chosen = plan(eligible, opts, WORKS.len());
+            let mut chosen = plan(eligible, opts, WORKS.len());
+            let again = if opts.shape == CiteShape::Ibid {
+                repeat_for_ibid(&mut chosen, opts.seed)
+            } else {
+                Vec::new()
+            };
             let refs = new_references(&chosen, existing);
             let sources = WORKS
                 .iter()
@@ -164,11 +208,13 @@ pub(crate) fn prepare(eligible: &[bool], existing: &[String], opts: &CiteOptions
                     }
                 })
                 .collect();
-            Cites {
+            let mut cites = Cites {
                 sources,
                 plan: chosen,
                 refs,
-            }
+            };
+            write_as_ibid(&mut cites.plan, &again, &mut cites.sources);
+            cites
         }
         CiteStyle::Existing => {
             let sources: Vec<Source> = existing
@@ -176,7 +222,12 @@ pub(crate) fn prepare(eligible: &[bool], existing: &[String], opts: &CiteOptions
                 .enumerate()
                 .map(|(i, e)| source_from_entry(e, i + 1))
                 .collect();
-            let chosen = plan(eligible, opts, sources.len());
+            let mut chosen = plan(eligible, opts, sources.len());
+            let mut sources = sources;
+            if opts.shape == CiteShape::Ibid {
+                let again = repeat_for_ibid(&mut chosen, opts.seed);
+                write_as_ibid(&mut chosen, &again, &mut sources);
+            }
             Cites {
                 sources,
                 plan: chosen,
@@ -271,7 +322,7 @@ fn group(works: &[usize], cites: &Cites, shape: CiteShape) -> String {
             let n: Vec<String> = n.iter().map(usize::to_string).collect();
             format!(" [{}]", n.join(", "))
         }
-        CiteShape::AuthorYear | CiteShape::Bracketed => {
+        CiteShape::AuthorYear | CiteShape::Bracketed | CiteShape::Ibid => {
             ws.sort_by(|a, b| {
                 a.names
                     .to_lowercase()
@@ -425,10 +476,11 @@ pub(crate) fn insertions_avoiding(
             .unwrap_or_default();
     }
     let single = |w: usize, rng: &mut Rng| {
-        if opts.shape == CiteShape::AuthorYear && rng.below(4) == 0 {
-            cites.sources[w].narrative()
-        } else {
-            whole(&[w])
+        let narrate =
+            matches!(opts.shape, CiteShape::AuthorYear | CiteShape::Ibid) && rng.below(4) == 0;
+        match cites.sources[w].narrative() {
+            Some(n) if narrate => n,
+            _ => whole(&[w]),
         }
     };
     let spread = works.len() > 1 && slots.len() >= works.len() && rng.below(2) == 0;
