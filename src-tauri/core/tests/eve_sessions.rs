@@ -661,6 +661,44 @@ async fn a_mission_that_delegates_is_followed_to_its_report() {
             .find(|i| i.step.as_ref().is_some_and(|st| st.kind == "agent"))
             .unwrap_or_else(|| panic!("{protocol:?}: no sub-agent step"));
         assert_eq!(agent.step.as_ref().unwrap().name, "researcher");
+        // Spend counts what the sub-agent spent: B's newest cumulative usage, 27's
+        // usage records summed (the delegated call's included); steps alone miss it.
+        let cost = |e: &MissionEvent| e.data.pointer("/usage/costUsd").and_then(|c| c.as_f64());
+        let steps: f64 = seen
+            .events
+            .iter()
+            .filter(|e| e.event == "step.completed")
+            .filter_map(cost)
+            .sum();
+        let spent = report.spent_usd().unwrap();
+        let want = if protocol == MissionProtocol::Eve27 {
+            seen.events
+                .iter()
+                .filter(|e| e.event == "usage.recorded")
+                .filter_map(cost)
+                .sum::<f64>()
+        } else {
+            let last = seen
+                .events
+                .iter()
+                .rev()
+                .find(|e| e.event == "session.waiting");
+            last.and_then(cost).unwrap()
+        };
+        assert!(
+            (spent - want).abs() < 1e-6,
+            "{protocol:?}: {spent} != {want}"
+        );
+        let own: f64 = if protocol == MissionProtocol::Eve27 {
+            seen.events
+                .iter()
+                .filter(|e| e.event == "usage.recorded" && e.data["owner"].get("runId").is_some())
+                .filter_map(cost)
+                .sum()
+        } else {
+            steps
+        };
+        assert!(spent > own + 0.001, "{protocol:?}: {spent} vs own {own}");
         if protocol == MissionProtocol::Eve27 {
             let paused = seen
                 .events

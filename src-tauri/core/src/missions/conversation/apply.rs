@@ -171,7 +171,10 @@ impl Conversation {
                     }
                 }
             }
-            Fact::SpendReported { usd } => self.progress.reported_usd = Some(*usd),
+            Fact::SpendReported { usd } => {
+                self.progress.reported_usd = Some(*usd);
+                self.progress.micros_at_report = self.progress.spent_micros;
+            }
             Fact::Plan { .. }
             | Fact::Searched { .. }
             | Fact::SourceFound { .. }

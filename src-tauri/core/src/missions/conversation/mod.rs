@@ -221,8 +221,12 @@ pub struct Progress {
     open: Vec<(String, u32)>,
     /// What each step or call cost, summed in micro-dollars so the sum is exact.
     spent_micros: u64,
-    /// The total the service reported itself (the seeds' dialect).
+    /// The total the service reported itself (the seeds' `spend.updated`; eve B's
+    /// cumulative usage, which counts the agents it delegated to), newest first.
     reported_usd: Option<f64>,
+    /// `spent_micros` when the total was last reported: what steps cost since is added.
+    #[serde(default)]
+    micros_at_report: u64,
     turns: u32,
     /// The last step the seeds' vocabulary opened (a search), where its sources go.
     last_search: Option<u32>,
@@ -373,10 +377,12 @@ impl Conversation {
 
     /// Spend so far in dollars: the steps' costs summed, or the total the service said.
     pub fn spent_usd(&self) -> Option<f64> {
-        if self.progress.spent_micros > 0 {
-            Some(self.progress.spent_micros as f64 / 1e6)
-        } else {
-            self.progress.reported_usd
+        let since = self.progress.spent_micros - self.progress.micros_at_report;
+        match self.progress.reported_usd {
+            // The service's own total counts what step costs miss (delegated agents).
+            Some(total) => Some(total + since as f64 / 1e6),
+            None if self.progress.spent_micros > 0 => Some(self.progress.spent_micros as f64 / 1e6),
+            None => None,
         }
     }
 

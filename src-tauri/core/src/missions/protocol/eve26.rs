@@ -7,6 +7,7 @@ use crate::missions::protocol::MissionEvent;
 use crate::missions::protocol::facts::{DeltaText, Fact, PartKind, SignInPrompt};
 use crate::missions::protocol::json::{
     call_settled, cost, each, error_message, owned, request_of, status, text, text_of_parts,
+    total_spent,
 };
 use serde_json::Value;
 
@@ -71,7 +72,12 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
         }
         _ => return work(e).or_else(|| asks(e)),
     };
-    Some(vec![fact])
+    let mut facts = vec![fact];
+    // B's cumulative spend rides on its held turns and the session's failure.
+    if matches!(e.event.as_str(), "turn.waiting" | "session.failed") {
+        facts.extend(total_spent(d));
+    }
+    Some(facts)
 }
 
 /// Work: tool calls (actions), background tasks, sub-agents, and what a step cost.

@@ -51,6 +51,15 @@ pub(super) fn cost(d: &Value) -> Option<f64> {
         .filter(|c| c.is_finite() && *c > 0.0)
 }
 
+/// eve B's cumulative spend on a waiting or terminal record: its own model calls plus
+/// what the agents it delegated to spent.
+pub(super) fn total_spent(d: &Value) -> Option<Fact> {
+    d.pointer("/usage/costUsd")
+        .and_then(Value::as_f64)
+        .filter(|c| c.is_finite() && *c >= 0.0)
+        .map(|usd| Fact::SpendReported { usd })
+}
+
 /// A question, approval or budget prompt: `r` the request, `id` the id an answer names.
 pub(super) fn request_of(r: &Value, id: Option<&Value>) -> Option<Request> {
     let id = id?.as_str()?.to_owned();

@@ -3,7 +3,7 @@
 
 use crate::missions::protocol::MissionEvent;
 use crate::missions::protocol::facts::Fact;
-use crate::missions::protocol::json::{each, owned, text};
+use crate::missions::protocol::json::{each, owned, text, total_spent};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
@@ -70,7 +70,16 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
         }),
         EventKind::Unknown => return None,
     };
-    Some(fact.into_iter().collect())
+    let mut facts: Vec<Fact> = fact.into_iter().collect();
+    // eve B puts its cumulative spend on the session's wait and end, names it shares
+    // with the seeds.
+    if matches!(
+        kind,
+        EventKind::SessionWaiting | EventKind::SessionCompleted
+    ) {
+        facts.extend(total_spent(d));
+    }
+    Some(facts)
 }
 
 /// The kinds of event Casebook knows; anything else is `Unknown` and is shown with

@@ -77,6 +77,9 @@ pub struct Agent {
     reply_deltas: Option<u64>,
     /// Hands one task to a sub-agent before the report (the `delegate` fault).
     delegate: bool,
+    /// What the sub-agents it delegated to spent: in eve's cumulative usage, never in a
+    /// step's own.
+    delegated_cents: u64,
 }
 
 impl Agent {
@@ -120,6 +123,7 @@ impl Agent {
             claims: Vec::new(),
             reply_deltas: None,
             delegate: false,
+            delegated_cents: 0,
         }
     }
 
@@ -523,7 +527,8 @@ impl Agent {
                 After::Idle
             }
             MissionProtocol::EveB => {
-                out.push(self.in_turn("turn.waiting", json!({"on": "input"})));
+                let usage = self.total_usage();
+                out.push(self.in_turn("turn.waiting", json!({"on": "input", "usage": usage})));
                 After::Held
             }
             _ => After::Held,
@@ -554,8 +559,14 @@ impl Agent {
     fn waiting(&self) -> Ev {
         self.ev(
             "session.waiting",
-            json!({"wait": "next-user-message", "continuationToken": ""}),
+            json!({"wait": "next-user-message", "continuationToken": "", "usage": self.total_usage()}),
         )
+    }
+
+    /// eve's cumulative usage on waiting and terminal records: its own model calls plus
+    /// what the agents it delegated to spent.
+    fn total_usage(&self) -> Value {
+        json!({"costUsd": (self.spent_cents + self.delegated_cents) as f64 / 100.0})
     }
 
     fn rounds_and_report(&mut self, out: &mut Vec<Ev>) -> After {
@@ -609,6 +620,15 @@ impl Agent {
             json!({"callId": call_id, "sessionId": child, "name": "researcher",
                    "streamPath": format!("/eve/v1/session/{child}/stream")}),
         ));
+        // The child's own model calls: in 27 a usage record of the delegated call, in B
+        // only the parent's cumulative usage.
+        let cap = self.budget_cents * SPEND_CAP_PERCENT / 100;
+        let cost = cap.saturating_sub(self.spent_cents + self.delegated_cents) / 10;
+        self.delegated_cents += cost;
+        out.push(self.in_step(
+            "usage.recorded",
+            json!({"owner": {"callId": call_id}, "kind": "model", "usage": {"costUsd": cost as f64 / 100.0}}),
+        ));
         let checked = self.claims.len();
         out.push(self.in_step(
             "action.result",
@@ -658,7 +678,7 @@ impl Agent {
     fn end_turn(&mut self, out: &mut Vec<Ev>) -> After {
         out.push(self.in_turn("turn.completed", json!({})));
         if self.task_mode {
-            out.push(self.ev("session.completed", json!({})));
+            out.push(self.ev("session.completed", json!({"usage": self.total_usage()})));
             After::Ended
         } else {
             out.push(self.waiting());
@@ -727,7 +747,7 @@ impl Agent {
 
     /// What ending the session emits after its last turn.
     pub fn ended(&self) -> Ev {
-        self.ev("session.completed", json!({}))
+        self.ev("session.completed", json!({"usage": self.total_usage()}))
     }
 }
 

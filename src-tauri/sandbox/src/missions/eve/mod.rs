@@ -277,6 +277,9 @@ impl EveSession {
         }
         let rec = match self.proto {
             MissionProtocol::Eve27 => wire::render_v27(&mut st.v27, &ev),
+            // A delegated call's own usage record is 27's: B counts it in its cumulative
+            // usage only.
+            _ if ev.kind == "usage.recorded" => None,
             _ => Some(wire::render_event(self.proto, &ev)),
         };
         if ev.kind == "session.completed" {

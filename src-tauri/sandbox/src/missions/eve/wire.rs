@@ -286,6 +286,7 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                 fact("call.settled", turn, settled),
             ]
         }
+        "usage.recorded" => vec![fact("usage.recorded", turn, d.clone())],
         "agent.started" => {
             let call = d["callId"].as_str().unwrap_or_default().to_owned();
             state.delegated.insert(call.clone());
