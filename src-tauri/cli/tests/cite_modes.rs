@@ -558,6 +558,9 @@ fn of_shape(shape: CiteShape, t: &str) -> bool {
     match shape {
         CiteShape::AuthorYear => named && has_year(t) && t.contains('(') && t.contains(')'),
         CiteShape::Bracketed => named && has_year(t) && t.starts_with('[') && t.ends_with(']'),
+        CiteShape::Ibid => {
+            t == "(ibid.)" || (named && has_year(t) && t.starts_with('(') && t.ends_with(')'))
+        }
         CiteShape::Numeric => {
             let inner = t.trim_start_matches('[').trim_end_matches(']');
             t.starts_with('[')
@@ -1184,5 +1187,145 @@ fn ctrl_c_in_each_phase_of_a_slow_cite_leaves_nothing() {
         assert!(left.is_empty(), "{phase}: nothing beside it: {left:?}");
         let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
         assert!(left.is_empty(), "{phase}: no temporary file: {left:?}");
+    }
+}
+
+// Every shape, counted alike on the card, in --json and in the text.
+
+/// Entries whose citations take every shape the service writes from a document's own
+/// list: a person, two, an organisation, a name without a year, no usable author.
+const SHAPED: [&str; 5] = [
+    "Buzan, B. (2010). People, states and fear. ECPR Press.",
+    "Smith, J., &amp; Jones, K. (2019). Cities and heat. Journal of Urban Studies.",
+    "World Health Organization. (2020). Heat and health. WHO.",
+    "Kramer. Untitled field notes, kept in the archive.",
+    "(n.d.). A pamphlet handed out at the station.",
+];
+
+#[test]
+fn the_card_the_json_and_the_text_count_every_inserted_shape_alike() {
+    let s = Service::start(CiteVariants::default());
+    let dir = tempfile::tempdir().unwrap();
+    let entries: String = SHAPED
+        .iter()
+        .map(|e| format!("<w:p><w:r><w:t>{e}</w:t></w:r></w:p>"))
+        .collect();
+    let sect = "<w:sectPr w:rsidR=\"009E05A7\"";
+    let original = patch(
+        &std::fs::read(fixture("docx/long-lorem-endnote.docx")).unwrap(),
+        &[(
+            "word/document.xml",
+            sect,
+            &format!(
+                "<w:p><w:pPr><w:pStyle w:val=\"Heading1\"/></w:pPr><w:r><w:t>References</w:t></w:r></w:p>{entries}{sect}"
+            ),
+        )],
+    );
+    let input = dir.path().join("shapes.docx");
+    std::fs::write(&input, &original).unwrap();
+    let mut seen: Vec<String> = Vec::new();
+    for (style, placement, shape) in [
+        (CiteStyle::Existing, Placement::End, CiteShape::AuthorYear),
+        (
+            CiteStyle::Existing,
+            Placement::Inside,
+            CiteShape::AuthorYear,
+        ),
+        (CiteStyle::Existing, Placement::End, CiteShape::Numeric),
+        (CiteStyle::Existing, Placement::Inside, CiteShape::Bracketed),
+        (CiteStyle::Existing, Placement::End, CiteShape::Ibid),
+        (CiteStyle::Existing, Placement::Inside, CiteShape::Ibid),
+        (CiteStyle::Library, Placement::End, CiteShape::Ibid),
+    ] {
+        let what = format!("{style:?} {placement:?} {shape:?}");
+        s.set(CiteVariants {
+            style,
+            placement,
+            shape,
+            ..Default::default()
+        });
+        let out = dir
+            .path()
+            .join(format!("{style:?}-{placement:?}-{shape:?}.docx"));
+        let v = cite_json(&s, &input, &out, &["--seed", "7"]);
+        let sum = &v["summary"];
+
+        // What the service did: its engine, with the options the CLI sent.
+        let truth = casebook_sandbox::engine::cite(
+            &original,
+            &casebook_sandbox::engine::CiteOptions {
+                mode: casebook_sandbox::engine::Mode::Every,
+                min: 1,
+                max: 2,
+                seed: 7,
+                style,
+                placement,
+                shape,
+                notes: false,
+            },
+        )
+        .unwrap();
+        assert_eq!(std::fs::read(&out).unwrap(), truth.bytes, "{what}");
+        let st = truth.stats;
+        assert_eq!(
+            sum["paragraphsChanged"], st.paragraphs_cited,
+            "{what}: {sum}"
+        );
+        assert_eq!(
+            sum["citationsInserted"], st.citations_inserted,
+            "{what}: {sum}"
+        );
+        assert_eq!(sum["referencesAdded"], st.references_added, "{what}: {sum}");
+        assert_kept_is_before(sum);
+
+        // The card shows the summary core makes for the app from the same two files.
+        let card = casebook_core::citations::summary::summarize_files(
+            &std::fs::File::open(&input).unwrap(),
+            &std::fs::File::open(&out).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(serde_json::to_value(&card).unwrap(), *sum, "{what}");
+
+        // The text says the same numbers.
+        let plain = ok(&s.run(&[
+            "cite",
+            input.to_str().unwrap(),
+            "--mode",
+            "every",
+            "--seed",
+            "7",
+            "-o",
+            out.to_str().unwrap(),
+            "--overwrite",
+        ]));
+        let plural = |n: usize| if n == 1 { "" } else { "s" };
+        let line = format!(
+            "{} paragraph{} changed, {} citation{} inserted",
+            st.paragraphs_cited,
+            plural(st.paragraphs_cited),
+            st.citations_inserted,
+            plural(st.citations_inserted)
+        );
+        assert!(plain.contains(&line), "{what}: {plain}");
+
+        // python-docx reads every insertion in the cited document.
+        let report = office_report(&[&out]);
+        let paragraphs = strings(&report[0]["paragraphs"]).join("\n");
+        for (t, _) in insertions(sum) {
+            assert!(paragraphs.contains(&t), "{what}: python-docx: {t:?}");
+            seen.push(t);
+        }
+    }
+    for shape in [
+        "(World Health Organization, 2020)",
+        "(Kramer)",
+        "(Source 5)",
+        "(ibid.)",
+        "[3]",
+    ] {
+        assert!(
+            seen.iter().any(|t| t.contains(shape)),
+            "never inserted: {shape}: {seen:#?}"
+        );
     }
 }
