@@ -146,6 +146,7 @@ struct FaultRequest {
     error_family: Option<String>,
     front_limit_bytes: Option<u64>,
     slow_cite_ms: Option<u64>,
+    hostile_document: Option<String>,
 }
 
 /// A named value of one of the variants' enums, or the 400 naming the field.
@@ -303,6 +304,15 @@ async fn set_faults(
         Ok(v) => v,
         Err(r) => return r,
     };
+    let hostile_document = match named(
+        req.hostile_document.as_deref(),
+        "hostileDocument",
+        crate::cite_variants::HostileDocument::parse_fault,
+        "none, bomb, parent-path, absolute-path, drive-path, symlink",
+    ) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
     if req.silence_after.is_some() && req.silence_ms.is_none() {
         return invalid("silenceAfter", "silenceAfter needs silenceMs.");
     }
@@ -350,6 +360,9 @@ async fn set_faults(
         }
         if let Some(ms) = req.slow_cite_ms {
             v.slow_cite_ms = ms;
+        }
+        if let Some(h) = hostile_document {
+            v.hostile_document = h;
         }
     });
     if let Some(p) = protocol {

@@ -390,6 +390,9 @@ async fn cite(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body)
                     if variants.scrub_metadata {
                         cited.bytes = engine::scrub_metadata(&cited.bytes).map_err(engine_error)?;
                     }
+                    if let Some(what) = variants.hostile_document {
+                        cited.bytes = crate::cite_variants::hostile_document(&cited.bytes, what);
+                    }
                     Ok::<_, Response>(cited)
                 })
                 .await

@@ -1,5 +1,6 @@
 //! `casebook-sandbox`: serves both services' contract on loopback until stopped.
 
+use casebook_sandbox::cite_variants::HostileDocument;
 use casebook_sandbox::{
     CiteShape, CiteStyle, CiteVariants, DEMO_KEY, ErrorFamily, MissionProtocol, Pace, Placement,
     RateLimit, SandboxConfig,
@@ -76,6 +77,10 @@ struct Args {
     /// Cite: hold the answer this many ms after reading the request.
     #[arg(long, default_value_t = 0)]
     slow_cite_ms: u64,
+    /// Cite: return the cited document with a hostile zip entry (bomb, parent-path,
+    /// absolute-path, drive-path or symlink).
+    #[arg(long, value_enum)]
+    hostile_document: Option<HostileDocument>,
 }
 
 #[tokio::main]
@@ -109,6 +114,7 @@ async fn main() -> std::io::Result<()> {
             error_family: args.error_family,
             front_limit_bytes: args.front_limit_bytes,
             slow_cite_ms: args.slow_cite_ms,
+            hostile_document: args.hostile_document,
         },
     })
     .await?;
