@@ -214,40 +214,64 @@ fn detect_package(bytes: &[u8]) -> Result<(Kind, String), EngineError> {
         return Err(not_a_document());
     };
     let tree = Tree::parse(&ct, "[Content_Types].xml")?;
+    // OPC names the main part by the package's officeDocument relationship and types
+    // it by its Override or else the Default for its extension; a package without that
+    // relationship is known by an Override of a main type, as it always was.
+    if let Some(main) = package::main_part(&mut pkg)? {
+        let ty = package::content_type(&tree, &main).unwrap_or_default();
+        return match kind_of(&ty) {
+            Some(kind) => Ok((kind, main)),
+            None if ty.is_empty() => Err(EngineError::Corrupt(format!(
+                "The main part {main} has no content type."
+            ))),
+            None => Err(unsupported(&ty.to_ascii_lowercase())),
+        };
+    }
     let mut other_main = None;
     for o in tree.children_named(tree.root(), Ns::Ct, "Override") {
         let e = &tree.elems[o];
         let part = e.attr(Ns::None, "PartName").unwrap_or_default();
         let ty = e.attr(Ns::None, "ContentType").unwrap_or_default().trim();
-        if ty.eq_ignore_ascii_case(DOCX_MAIN) {
-            return Ok((Kind::Docx, part.trim_start_matches('/').to_owned()));
-        }
-        if ty.eq_ignore_ascii_case(PPTX_MAIN) {
-            return Ok((Kind::Pptx, part.trim_start_matches('/').to_owned()));
+        if let Some(kind) = kind_of(ty) {
+            return Ok((kind, part.trim_start_matches('/').to_owned()));
         }
         if ty.to_ascii_lowercase().ends_with(".main+xml") {
             other_main = Some(ty.to_ascii_lowercase());
         }
     }
     match other_main {
-        Some(ty) => {
-            let what = if ty.contains("spreadsheetml") || ty.contains("ms-excel") {
-                "an Excel workbook"
-            } else if ty.contains("macroenabled") {
-                "a macro-enabled Office file"
-            } else if ty.contains("template") {
-                "an Office template"
-            } else if ty.contains("slideshow") {
-                "a PowerPoint show (.ppsx)"
-            } else {
-                "an Office file of a kind this service does not handle"
-            };
-            Err(EngineError::Unsupported(format!(
-                "This is {what}. Upload a Word document (.docx), a PowerPoint presentation (.pptx) or plain text."
-            )))
-        }
+        Some(ty) => Err(unsupported(&ty)),
         None => Err(not_a_document()),
     }
+}
+
+fn kind_of(content_type: &str) -> Option<Kind> {
+    let ty = content_type.trim();
+    if ty.eq_ignore_ascii_case(DOCX_MAIN) {
+        Some(Kind::Docx)
+    } else if ty.eq_ignore_ascii_case(PPTX_MAIN) {
+        Some(Kind::Pptx)
+    } else {
+        None
+    }
+}
+
+/// A main part of a type this service does not cite (`ty` lower-cased).
+fn unsupported(ty: &str) -> EngineError {
+    let what = if ty.contains("spreadsheetml") || ty.contains("ms-excel") {
+        "an Excel workbook"
+    } else if ty.contains("macroenabled") {
+        "a macro-enabled Office file"
+    } else if ty.contains("template") {
+        "an Office template"
+    } else if ty.contains("slideshow") {
+        "a PowerPoint show (.ppsx)"
+    } else {
+        "an Office file of a kind this service does not handle"
+    };
+    EngineError::Unsupported(format!(
+        "This is {what}. Upload a Word document (.docx), a PowerPoint presentation (.pptx) or plain text."
+    ))
 }
 
 fn not_a_document() -> EngineError {

@@ -213,6 +213,48 @@ pub(crate) fn parse_rels(
     Ok(out)
 }
 
+/// The package relationship types that name the main part, transitional and strict.
+const OFFICE_DOCUMENT: [&str; 2] = [
+    "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument",
+    "http://purl.oclc.org/ooxml/officeDocument/relationships/officeDocument",
+];
+
+/// The main part `_rels/.rels` names (its zip entry's name, as it is spelled there),
+/// or `None` when the package has no officeDocument relationship.
+pub(crate) fn main_part(pkg: &mut Package<'_>) -> Result<Option<String>, EngineError> {
+    let Some(xml) = pkg.read_xml("_rels/.rels")? else {
+        return Ok(None);
+    };
+    let main = parse_rels(&xml, "_rels/.rels", "")?
+        .into_iter()
+        .find(|r| OFFICE_DOCUMENT.contains(&r.rel_type.trim()))
+        .and_then(|r| r.part);
+    Ok(main.map(|part| match pkg.find(&part) {
+        Some(i) => pkg.names()[i].clone(),
+        None => part,
+    }))
+}
+
+/// The content type `[Content_Types].xml` gives `part`: its Override, else the Default
+/// for its extension, names compared case-insensitively as OPC requires.
+pub(crate) fn content_type(types: &Tree<'_>, part: &str) -> Option<String> {
+    let part = part.trim_start_matches('/');
+    let listed = |kind: &str, key: &str, want: &str| {
+        types
+            .children_named(types.root(), Ns::Ct, kind)
+            .map(|c| &types.elems[c])
+            .find(|e| {
+                e.attr(Ns::None, key)
+                    .is_some_and(|k| k.trim().trim_start_matches('/').eq_ignore_ascii_case(want))
+            })
+            .and_then(|e| e.attr(Ns::None, "ContentType"))
+            .map(|t| t.trim().to_owned())
+    };
+    let name = part.rsplit('/').next().unwrap_or(part);
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    listed("Override", "PartName", part).or_else(|| listed("Default", "Extension", ext))
+}
+
 /// A relationship id not yet used in `rels`, in the `rIdN` style Office writes.
 pub(crate) fn fresh_rel_id(rels: &[Relationship]) -> String {
     let max = rels

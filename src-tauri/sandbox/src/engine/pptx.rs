@@ -759,11 +759,19 @@ fn add_slide(
         .ok_or_else(|| EngineError::Corrupt("[Content_Types].xml vanished.".into()))?;
     let ct = Tree::parse(&ct_src, "[Content_Types].xml")?;
     let ct_root = &ct.elems[ct.root()];
-    let ov = format!(
+    let mut ov = format!(
         "<{}Override PartName=\"/{}\" ContentType=\"{SLIDE_CT}\"/>",
         ct_root.prefix(),
         escape_attr(&part)
     );
+    // A deck may type every part by Override and have no Default for `.rels`; the new
+    // slide's relationships part must have a content type all the same.
+    if super::package::content_type(&ct, &rels_part_for(&part)).is_none() {
+        ov.push_str(&format!(
+            "<{}Default Extension=\"rels\" ContentType=\"application/vnd.openxmlformats-package.relationships+xml\"/>",
+            ct_root.prefix()
+        ));
+    }
     let new_ct = apply(&ct_src, vec![Edit::insert(ct_root.end_start, ov)])?;
 
     for (name, data) in [
