@@ -507,7 +507,8 @@ pub enum Upload<'a> {
 }
 
 /// What came back, given what was sent (`sent`: the document's kind; `None` for an
-/// essay), `got` (what the returned bytes are) and whether they are UTF-8 text.
+/// essay), `got` (what the returned bytes are) and whether they are UTF-8 text. A
+/// returned package must pass the checks a dropped one passes.
 fn output_kind(
     sent: Option<DocKind>,
     got: Result<DocKind>,
@@ -516,12 +517,7 @@ fn output_kind(
     let protocol = |m: String| Error::new(ErrorCode::Protocol, m);
     match sent {
         Some(kind) => {
-            let got = got.map_err(|e| {
-                protocol(format!(
-                    "The citation service returned something that is not a document: {}",
-                    e.message
-                ))
-            })?;
+            let got = got.map_err(refused_answer)?;
             if got != kind {
                 return Err(protocol(format!(
                     "Sent a {} but the citation service returned a {}.",
@@ -534,10 +530,30 @@ fn output_kind(
         // A server may answer an essay with a document; keep it as what it is.
         None => match got {
             Ok(k) => Ok(OutputKind::from(k)),
+            // A package, but not one that may be saved.
+            Err(e) if !matches!(e.code, ErrorCode::NotADocument | ErrorCode::EmptyFile) => {
+                Err(refused_answer(e))
+            }
             Err(_) if is_text() => Ok(OutputKind::Text),
             Err(_) => Err(protocol("The cited text is not UTF-8.".into())),
         },
     }
+}
+
+/// Why a returned document is not saved, for a person: the service sent it, and the
+/// check it failed is the one a dropped document would fail. A failure to read our own
+/// copy of it is not the service's doing and stays as it is.
+fn refused_answer(e: Error) -> Error {
+    if !e.is_bad_document() {
+        return e;
+    }
+    Error::new(
+        e.code,
+        format!(
+            "The citation service returned a document Casebook refuses, so nothing was saved. {}",
+            e.message
+        ),
+    )
 }
 
 fn sent_kind(input: &Input<'_>) -> Option<DocKind> {
@@ -934,11 +950,14 @@ mod tests {
         };
         let text = B64.encode("not a zip");
         let body = format!("{{\"documentBase64\":\"{text}\"}}");
-        assert_eq!(
-            decode_cite_answer(body.as_bytes(), &input)
-                .unwrap_err()
-                .code,
-            ErrorCode::Protocol
+        let refused = decode_cite_answer(body.as_bytes(), &input).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::NotADocument);
+        assert!(
+            refused
+                .message
+                .starts_with("The citation service returned a document Casebook refuses"),
+            "{}",
+            refused.message
         );
         let essay = Input::Essay("x");
         let cited = decode_cite_answer(body.as_bytes(), &essay).unwrap();

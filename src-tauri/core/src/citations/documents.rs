@@ -89,16 +89,26 @@ const ZIP_EMPTY_MAGIC: [u8; 4] = *b"PK\x05\x06";
 
 /// Says what `bytes` are, or why they cannot be cited.
 pub fn sniff(bytes: &[u8]) -> Result<DocKind> {
+    sniff_main(bytes).map(|(kind, _)| kind)
+}
+
+/// [`sniff`], with the zip entry of the package's main part.
+pub fn sniff_main(bytes: &[u8]) -> Result<(DocKind, String)> {
     match magic(bytes)? {
         Magic::Ole => Err(sniff_ole(bytes)),
-        Magic::Zip => sniff_ooxml(Cursor::new(bytes)),
+        Magic::Zip => sniff_package(Cursor::new(bytes)),
     }
 }
 
 /// [`sniff`] of an open file of `len` bytes, reading only what the check needs: the
-/// first bytes, the zip directory and two small parts. An old binary file, refused
+/// first bytes, the zip directory and a few small parts. An old binary file, refused
 /// anyway, is read whole to say which kind it is.
 pub fn sniff_file(file: &File, len: u64) -> Result<DocKind> {
+    sniff_file_main(file, len).map(|(kind, _)| kind)
+}
+
+/// [`sniff_file`], with the zip entry of the package's main part.
+pub fn sniff_file_main(file: &File, len: u64) -> Result<(DocKind, String)> {
     let cannot_read = |e: std::io::Error| Error::io("Cannot read the file", &e);
     let mut head = [0u8; 8];
     let n = read_at_most(file, 0, &mut head).map_err(cannot_read)?;
@@ -113,7 +123,7 @@ pub fn sniff_file(file: &File, len: u64) -> Result<DocKind> {
                 .map_err(cannot_read)?;
             Err(sniff_ole(&bytes))
         }
-        Magic::Zip => sniff_ooxml(file),
+        Magic::Zip => sniff_package(file),
     }
 }
 
@@ -194,60 +204,319 @@ fn sniff_ole(bytes: &[u8]) -> Error {
     )
 }
 
-fn sniff_ooxml(source: impl Read + Seek) -> Result<DocKind> {
-    let corrupt = |detail: String| {
-        Error::new(
-            ErrorCode::CorruptDocument,
-            format!(
-                "The file looks like an Office document but cannot be read ({detail}). It may be damaged or incompletely downloaded."
-            ),
-        )
+/// The most a package's parts may inflate to together, by the sizes its zip directory
+/// declares: a 9 MB document of XML inflates to some tens of MB, a zip bomb to GBs.
+/// What is read is bounded again as it is read, since a declared size can lie.
+pub const MAX_INFLATED_BYTES: u64 = 512 * 1024 * 1024;
+
+/// The package relationship that names the main part, transitional and strict.
+const OFFICE_DOCUMENT_RELS: [&str; 2] = [
+    "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument",
+    "http://purl.oclc.org/ooxml/officeDocument/relationships/officeDocument",
+];
+
+fn corrupt(detail: impl std::fmt::Display) -> Error {
+    Error::new(
+        ErrorCode::CorruptDocument,
+        format!(
+            "The file looks like an Office document but cannot be read ({detail}). It may be damaged or incompletely downloaded."
+        ),
+    )
+}
+
+/// The kind of a .docx or .pptx package and its main part's zip entry name, found as
+/// OPC says: the package's officeDocument relationship names the main part, typed by
+/// its Override or else the Default for its extension. Before any part is read, every
+/// entry must be a part a package can hold (no path out of it, no link) and all of
+/// them together must not inflate past [`MAX_INFLATED_BYTES`].
+pub fn sniff_package(source: impl Read + Seek) -> Result<(DocKind, String)> {
+    let mut archive = zip::ZipArchive::new(source).map_err(corrupt)?;
+    check_entries(&mut archive)?;
+    let Some(types) = read_small(&mut archive, "[Content_Types].xml")? else {
+        return Err(Error::new(
+            ErrorCode::NotADocument,
+            "This is a zip archive, not a Word or PowerPoint document.",
+        ));
     };
-    let mut archive = zip::ZipArchive::new(source).map_err(|e| corrupt(e.to_string()))?;
-    let mut types = String::new();
-    match archive.by_name("[Content_Types].xml") {
-        Ok(mut f) => {
-            // Content types of a real package are a few KB; refuse to inflate a bomb.
-            f.by_ref()
-                .take(1 << 20)
-                .read_to_string(&mut types)
-                .map_err(|e| corrupt(e.to_string()))?;
-        }
-        Err(zip::result::ZipError::FileNotFound) => {
-            return Err(Error::new(
-                ErrorCode::NotADocument,
-                "This is a zip archive, not a Word or PowerPoint document.",
-            ));
-        }
-        Err(e) => return Err(corrupt(e.to_string())),
-    }
+    let types = String::from_utf8_lossy(&types).into_owned();
     if declares_dtd(types.as_bytes()) {
         return Err(unsafe_document("[Content_Types].xml"));
     }
-    let main = main_content_types(&types).map_err(corrupt)?;
-    let kind = classify(&main)?;
-    let main_part = match kind {
-        DocKind::Docx => "word/document.xml",
-        DocKind::Pptx => "ppt/presentation.xml",
+    let content_types = ContentTypes::read(&types).map_err(corrupt)?;
+    let (kind, main_part) = match package_main_part(&mut archive)? {
+        Some(main) => {
+            let ty = content_types.of(&main).ok_or_else(|| {
+                corrupt(format!(
+                    "its main part {main} has no content type in [Content_Types].xml"
+                ))
+            })?;
+            (classify(&[ty])?, main)
+        }
+        // No officeDocument relationship: the main part is known by its type alone,
+        // as packages without package relationships were always read.
+        None => {
+            let kind = classify(&content_types.overrides())?;
+            let main = match kind {
+                DocKind::Docx => "word/document.xml",
+                DocKind::Pptx => "ppt/presentation.xml",
+            };
+            (kind, main.to_owned())
+        }
     };
-    // A package whose content types promise a main part it does not hold is damaged.
+    // A package whose relationships or content types promise a main part it does not
+    // hold is damaged.
+    let Some(entry) = entry_name(&archive, &main_part) else {
+        return Err(corrupt(format!("{main_part} is missing")));
+    };
     let mut prolog = Vec::new();
-    match archive.by_name(main_part) {
-        Ok(f) => {
-            // The prolog is all we need: a DTD can only come before the root element.
-            f.take(64 * 1024)
-                .read_to_end(&mut prolog)
-                .map_err(|e| corrupt(e.to_string()))?;
-        }
-        Err(zip::result::ZipError::FileNotFound) => {
-            return Err(corrupt(format!("{main_part} is missing")));
-        }
-        Err(e) => return Err(corrupt(e.to_string())),
-    }
+    // The prolog is all we need: a DTD can only come before the root element.
+    archive
+        .by_name(&entry)
+        .map_err(corrupt)?
+        .take(64 * 1024)
+        .read_to_end(&mut prolog)
+        .map_err(corrupt)?;
     if declares_dtd(&prolog) {
-        return Err(unsafe_document(main_part));
+        return Err(unsafe_document(&entry));
     }
-    Ok(kind)
+    Ok((kind, entry))
+}
+
+/// The zip entry holding `part`: part names are compared case-insensitively in OPC,
+/// zip entry names are not.
+fn entry_name<R: Read + Seek>(archive: &zip::ZipArchive<R>, part: &str) -> Option<String> {
+    let part = part.trim_start_matches('/');
+    if archive.index_for_name(part).is_some() {
+        return Some(part.to_owned());
+    }
+    archive
+        .file_names()
+        .find(|n| n.eq_ignore_ascii_case(part))
+        .map(str::to_owned)
+}
+
+/// A small part (content types, relationships) whole, refusing to inflate a bomb.
+fn read_small<R: Read + Seek>(
+    archive: &mut zip::ZipArchive<R>,
+    part: &str,
+) -> Result<Option<Vec<u8>>> {
+    let Some(entry) = entry_name(archive, part) else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    archive
+        .by_name(&entry)
+        .map_err(corrupt)?
+        .take(1 << 20)
+        .read_to_end(&mut out)
+        .map_err(|e| corrupt(format!("{part}: {e}")))?;
+    Ok(Some(out))
+}
+
+/// The main part `_rels/.rels` names, without a leading slash; `None` when the package
+/// has no officeDocument relationship.
+fn package_main_part<R: Read + Seek>(archive: &mut zip::ZipArchive<R>) -> Result<Option<String>> {
+    use quick_xml::events::Event;
+    let Some(rels) = read_small(archive, "_rels/.rels")? else {
+        return Ok(None);
+    };
+    if declares_dtd(&rels) {
+        return Err(unsafe_document("_rels/.rels"));
+    }
+    let mut reader = quick_xml::Reader::from_reader(rels.as_slice());
+    let mut buf = Vec::new();
+    loop {
+        match reader.read_event_into(&mut buf) {
+            Ok(Event::Empty(e)) | Ok(Event::Start(e))
+                if e.local_name().as_ref() == b"Relationship" =>
+            {
+                let (mut ty, mut target, mut external) = (None, None, false);
+                for attr in e.attributes().flatten() {
+                    let value = String::from_utf8_lossy(&attr.value).trim().to_owned();
+                    match attr.key.local_name().as_ref() {
+                        b"Type" => ty = Some(value),
+                        b"Target" => target = Some(value),
+                        b"TargetMode" => external = value.eq_ignore_ascii_case("external"),
+                        _ => {}
+                    }
+                }
+                if let (Some(ty), Some(target)) = (ty, target)
+                    && !external
+                    && OFFICE_DOCUMENT_RELS.contains(&ty.as_str())
+                {
+                    return Ok(Some(package_target(&target)));
+                }
+            }
+            Ok(Event::Eof) => return Ok(None),
+            Ok(_) => {}
+            Err(e) => return Err(corrupt(format!("_rels/.rels: {e}"))),
+        }
+        buf.clear();
+    }
+}
+
+/// A package relationship's target as a part name: relative to the package root.
+fn package_target(target: &str) -> String {
+    let mut segments: Vec<&str> = Vec::new();
+    for s in target.split(['#', '?']).next().unwrap_or("").split('/') {
+        match s {
+            "" | "." => {}
+            ".." => {
+                segments.pop();
+            }
+            s => segments.push(s),
+        }
+    }
+    segments.join("/")
+}
+
+/// `[Content_Types].xml`: Defaults by extension and Overrides by part name, both
+/// matched case-insensitively.
+struct ContentTypes {
+    defaults: Vec<(String, String)>,
+    overrides: Vec<(String, String)>,
+}
+
+impl ContentTypes {
+    fn read(xml: &str) -> std::result::Result<Self, String> {
+        use quick_xml::events::Event;
+        // quick-xml never expands DTD entities, so a hostile [Content_Types].xml cannot
+        // make us fetch or read anything.
+        let mut reader = quick_xml::Reader::from_str(xml);
+        let mut types = ContentTypes {
+            defaults: Vec::new(),
+            overrides: Vec::new(),
+        };
+        loop {
+            match reader.read_event() {
+                Ok(Event::Empty(e)) | Ok(Event::Start(e)) => {
+                    let (key, list) = match e.local_name().as_ref() {
+                        b"Default" => (&b"Extension"[..], &mut types.defaults),
+                        b"Override" => (&b"PartName"[..], &mut types.overrides),
+                        _ => continue,
+                    };
+                    let (mut name, mut ty) = (String::new(), String::new());
+                    for attr in e.attributes().flatten() {
+                        let value = String::from_utf8_lossy(&attr.value).trim().to_owned();
+                        if attr.key.local_name().as_ref() == key {
+                            name = value.trim_start_matches('/').to_ascii_lowercase();
+                        } else if attr.key.local_name().as_ref() == b"ContentType" {
+                            ty = value.to_ascii_lowercase();
+                        }
+                    }
+                    list.push((name, ty));
+                }
+                Ok(Event::Eof) => return Ok(types),
+                Ok(_) => {}
+                Err(e) => return Err(format!("[Content_Types].xml: {e}")),
+            }
+        }
+    }
+
+    /// The content type of `part`: its Override, else the Default for its extension.
+    fn of(&self, part: &str) -> Option<String> {
+        let part = part.trim_start_matches('/').to_ascii_lowercase();
+        let found = |list: &[(String, String)], key: &str| {
+            list.iter().find(|(k, _)| k == key).map(|(_, t)| t.clone())
+        };
+        found(&self.overrides, &part).or_else(|| {
+            let name = part.rsplit('/').next().unwrap_or(&part);
+            let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+            found(&self.defaults, ext)
+        })
+    }
+
+    fn overrides(&self) -> Vec<String> {
+        self.overrides.iter().map(|(_, t)| t.clone()).collect()
+    }
+}
+
+/// Refuses a package holding an entry that could not be a part (a name leading out of
+/// the package, or a link) or whose entries together inflate past
+/// [`MAX_INFLATED_BYTES`], from the zip directory alone.
+fn check_entries<R: Read + Seek>(archive: &mut zip::ZipArchive<R>) -> Result<()> {
+    let (mut inflated, mut packed) = (0u64, 0u64);
+    for i in 0..archive.len() {
+        let entry = archive.by_index_raw(i).map_err(corrupt)?;
+        let name = entry.name().to_owned();
+        if let Some(why) = unsafe_entry_name(&name) {
+            return Err(Error::new(
+                ErrorCode::UnsafeDocument,
+                format!(
+                    "This document holds a file named \"{}\", {why}. Word and PowerPoint never write one; a program unpacking it could write outside the document.",
+                    shown_name(&name)
+                ),
+            ));
+        }
+        if entry.is_symlink() {
+            return Err(Error::new(
+                ErrorCode::UnsafeDocument,
+                format!(
+                    "This document holds \"{}\" as a symbolic link, which Word and PowerPoint never write; unpacked, it could point anywhere on the computer.",
+                    shown_name(&name)
+                ),
+            ));
+        }
+        inflated = inflated.saturating_add(entry.size());
+        packed = packed.saturating_add(entry.compressed_size());
+    }
+    if inflated > MAX_INFLATED_BYTES {
+        return Err(Error::new(
+            ErrorCode::UnsafeDocument,
+            format!(
+                "This document would unpack from {} MB to {} MB, more than any real document does (it is what a zip bomb looks like).",
+                megabytes(packed, true),
+                megabytes(inflated, false)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Why a zip entry's name cannot be a part name (OPC's rules, and the ways a name
+/// leads out of a folder it is unpacked into), or `None` when it can be.
+fn unsafe_entry_name(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("with an empty name");
+    }
+    if name.contains('\\') {
+        return Some("with a backslash in its path");
+    }
+    if name.starts_with('/') {
+        return Some("an absolute path");
+    }
+    if name.chars().any(char::is_control) {
+        return Some("with a control character in its name");
+    }
+    let first = name.split('/').next().unwrap_or("");
+    if first.len() >= 2 && first.as_bytes()[1] == b':' && first.as_bytes()[0].is_ascii_alphabetic()
+    {
+        return Some("a path on a drive");
+    }
+    // A folder entry ends in '/'; its segments follow the same rules as a part's.
+    let path = name.strip_suffix('/').unwrap_or(name);
+    for segment in path.split('/') {
+        match segment {
+            "" => return Some("with an empty segment in its path"),
+            "." | ".." => return Some("a path leading out of its folder"),
+            s if s.ends_with('.') => return Some("with a path segment ending in a dot"),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// An entry's name for a message: bounded, and nothing in it read as control.
+fn shown_name(name: &str) -> String {
+    let mut shown: String = name
+        .chars()
+        .map(|c| if c.is_control() { '\u{fffd}' } else { c })
+        .take(80)
+        .collect();
+    if name.chars().count() > 80 {
+        shown.push('…');
+    }
+    shown
 }
 
 /// Whether XML declares a document type before its root element. Office never
@@ -285,29 +554,6 @@ fn unsafe_document(part: &str) -> Error {
             "This document's {part} declares an XML document type (DTD), which Word and PowerPoint never write and which can be used to read other files. Casebook will not send it; open it in Word or PowerPoint and save a fresh copy."
         ),
     )
-}
-
-/// The content types of the package's Override entries, lower-cased.
-fn main_content_types(xml: &str) -> std::result::Result<Vec<String>, String> {
-    use quick_xml::events::Event;
-    // quick-xml never expands DTD entities, so a hostile [Content_Types].xml cannot
-    // make us fetch or read anything.
-    let mut reader = quick_xml::Reader::from_str(xml);
-    let mut out = Vec::new();
-    loop {
-        match reader.read_event() {
-            Ok(Event::Empty(e)) | Ok(Event::Start(e)) if e.local_name().as_ref() == b"Override" => {
-                for attr in e.attributes().flatten() {
-                    if attr.key.local_name().as_ref() == b"ContentType" {
-                        out.push(String::from_utf8_lossy(&attr.value).to_ascii_lowercase());
-                    }
-                }
-            }
-            Ok(Event::Eof) => return Ok(out),
-            Ok(_) => {}
-            Err(e) => return Err(format!("[Content_Types].xml: {e}")),
-        }
-    }
 }
 
 fn classify(types: &[String]) -> Result<DocKind> {
@@ -679,6 +925,154 @@ mod tests {
             let got = sniff(&bytes).expect_err(what);
             assert_eq!(got.code, want, "{what}: {}", got.message);
         }
+    }
+
+    const DOCX_MAIN_TYPE: &str =
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml";
+
+    fn package_rels(ty: &str, target: &str) -> String {
+        format!(
+            r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="{ty}" Target="{target}"/></Relationships>"#
+        )
+    }
+
+    const TRANSITIONAL: &str =
+        "http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument";
+    const STRICT: &str = "http://purl.oclc.org/ooxml/officeDocument/relationships/officeDocument";
+
+    #[test]
+    fn the_main_part_is_the_one_the_package_relationships_name() {
+        // System.IO.Packaging style: the main part typed by the Default for .xml, in a
+        // folder of its own, named in another case than its zip entry.
+        let by_default = format!(
+            r#"<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="XML" ContentType="{DOCX_MAIN_TYPE}"/><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/></Types>"#
+        );
+        for (ty, target) in [
+            (TRANSITIONAL, "/Content/Main.xml"),
+            (STRICT, "content/main.xml"),
+        ] {
+            let pkg = package(&[
+                ("[Content_Types].xml", &by_default),
+                ("_rels/.rels", &package_rels(ty, target)),
+                ("content/MAIN.xml", "<w:document/>"),
+            ]);
+            assert_eq!(
+                sniff_main(&pkg).unwrap(),
+                (DocKind::Docx, "content/MAIN.xml".to_owned()),
+                "{ty} {target}"
+            );
+        }
+        // An Override wins over the Default for the part's extension.
+        let overridden = format!(
+            r#"<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/><Override PartName="/WORD/document.xml" ContentType="{DOCX_MAIN_TYPE}"/></Types>"#
+        );
+        let pkg = package(&[
+            ("[Content_Types].xml", &overridden),
+            (
+                "_rels/.rels",
+                &package_rels(TRANSITIONAL, "word/document.xml"),
+            ),
+            ("word/document.xml", "<w:document/>"),
+        ]);
+        assert_eq!(sniff(&pkg).unwrap(), DocKind::Docx);
+        // Named but not typed, or typed but not there: damaged.
+        let untyped = package(&[
+            (
+                "[Content_Types].xml",
+                r#"<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"/>"#,
+            ),
+            (
+                "_rels/.rels",
+                &package_rels(TRANSITIONAL, "word/document.xml"),
+            ),
+            ("word/document.xml", "<w:document/>"),
+        ]);
+        let err = sniff(&untyped).unwrap_err();
+        assert_eq!(err.code, ErrorCode::CorruptDocument);
+        assert!(
+            err.message.contains("has no content type"),
+            "{}",
+            err.message
+        );
+        let missing = package(&[
+            ("[Content_Types].xml", &by_default),
+            (
+                "_rels/.rels",
+                &package_rels(TRANSITIONAL, "word/document.xml"),
+            ),
+        ]);
+        assert_eq!(
+            sniff(&missing).unwrap_err().code,
+            ErrorCode::CorruptDocument
+        );
+    }
+
+    #[test]
+    fn entries_that_cannot_be_parts_are_refused_by_name() {
+        for bad in [
+            "../evil.xml",
+            "word/../../evil.xml",
+            "/etc/evil.xml",
+            "C:\\evil.xml",
+            "c:/evil.xml",
+            "word//document.xml",
+            "word/./x.xml",
+            "word/x.",
+            "word/a\u{1}b.xml",
+        ] {
+            assert!(unsafe_entry_name(bad).is_some(), "{bad:?}");
+            let pkg = package(&[
+                ("[Content_Types].xml", &types(DOCX_MAIN_TYPE)),
+                ("word/document.xml", "<w:document/>"),
+                (bad, "x"),
+            ]);
+            let err = sniff(&pkg).unwrap_err();
+            assert_eq!(
+                err.code,
+                ErrorCode::UnsafeDocument,
+                "{bad:?}: {}",
+                err.message
+            );
+        }
+        for good in [
+            "[Content_Types].xml",
+            "_rels/.rels",
+            "word/_rels/document.xml.rels",
+            "word/",
+            "word/media/image 1.png",
+            "ppt/slides/slide1.xml",
+        ] {
+            assert_eq!(unsafe_entry_name(good), None, "{good:?}");
+        }
+    }
+
+    #[test]
+    fn a_symbolic_link_and_a_bomb_are_refused_from_the_directory() {
+        let mut buf = Cursor::new(Vec::new());
+        let mut zip = zip::ZipWriter::new(&mut buf);
+        let opts = zip::write::SimpleFileOptions::default();
+        zip.start_file("[Content_Types].xml", opts).unwrap();
+        zip.write_all(types(DOCX_MAIN_TYPE).as_bytes()).unwrap();
+        zip.start_file("word/document.xml", opts).unwrap();
+        zip.write_all(b"<w:document/>").unwrap();
+        zip.add_symlink("word/media/link", "/etc/passwd", opts)
+            .unwrap();
+        zip.finish().unwrap();
+        let err = sniff(&buf.into_inner()).unwrap_err();
+        assert_eq!(err.code, ErrorCode::UnsafeDocument);
+        assert!(err.message.contains("symbolic link"), "{}", err.message);
+
+        // The sandbox's bomb: 2.3 GB of zeros in about 2 MB, declared honestly.
+        let docx = package(&[
+            ("[Content_Types].xml", &types(DOCX_MAIN_TYPE)),
+            ("word/document.xml", "<w:document/>"),
+        ]);
+        use casebook_sandbox::cite_variants::{HostileDocument, hostile_document};
+        let bomb = hostile_document(&docx, HostileDocument::Bomb);
+        assert!(bomb.len() < 2_500_000, "{}", bomb.len());
+        let err = sniff(&bomb).unwrap_err();
+        assert_eq!(err.code, ErrorCode::UnsafeDocument);
+        assert!(err.message.contains("zip bomb"), "{}", err.message);
     }
 
     #[test]

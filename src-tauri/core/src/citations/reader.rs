@@ -36,8 +36,8 @@ pub struct LocalDocument {
 
 /// Reads a .docx or .pptx.
 pub fn read(bytes: &[u8]) -> Result<LocalDocument> {
-    let kind = documents::sniff(bytes)?;
-    read_package(Package::open(Cursor::new(bytes))?, kind)
+    let (kind, main) = documents::sniff_main(bytes)?;
+    read_package(Package::open(Cursor::new(bytes))?, kind, &main)
 }
 
 /// Reads a .docx or .pptx from an open file, holding only its zip directory and the
@@ -47,14 +47,19 @@ pub fn read_file(file: &std::fs::File) -> Result<LocalDocument> {
         .metadata()
         .map_err(|e| Error::io("Cannot read the document", &e))?
         .len();
-    let kind = documents::sniff_file(file, len)?;
-    read_package(Package::open(file)?, kind)
+    let (kind, main) = documents::sniff_file_main(file, len)?;
+    read_package(Package::open(file)?, kind, &main)
 }
 
-fn read_package<R: Read + Seek>(mut pkg: Package<R>, kind: DocKind) -> Result<LocalDocument> {
+/// `main`: the main part, as the package's relationships name it.
+fn read_package<R: Read + Seek>(
+    mut pkg: Package<R>,
+    kind: DocKind,
+    main: &str,
+) -> Result<LocalDocument> {
     match kind {
-        DocKind::Docx => read_docx(&mut pkg),
-        DocKind::Pptx => read_pptx(&mut pkg),
+        DocKind::Docx => read_docx(&mut pkg, main),
+        DocKind::Pptx => read_pptx(&mut pkg, main),
     }
 }
 
@@ -393,8 +398,6 @@ fn too_many() -> Error {
 
 // ---- Word ----
 
-const DOCX_MAIN: &str = "word/document.xml";
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum WKind {
     Para,
@@ -440,11 +443,11 @@ struct StyleInfo {
     outline: bool,
 }
 
-fn read_docx<R: Read + Seek>(pkg: &mut Package<R>) -> Result<LocalDocument> {
-    let xml = pkg.require(DOCX_MAIN)?;
-    let styles = docx_styles(pkg);
+fn read_docx<R: Read + Seek>(pkg: &mut Package<R>, main: &str) -> Result<LocalDocument> {
+    let xml = pkg.require(main)?;
+    let styles = docx_styles(pkg, main);
     let mut body = DocxBody::default();
-    walk(&xml, DOCX_MAIN, |ev| body.step(ev))?;
+    walk(&xml, main, |ev| body.step(ev))?;
     Ok(body.into_document(&styles))
 }
 
@@ -762,8 +765,8 @@ fn heading_name(s: &str) -> bool {
 
 /// Paragraph styles by id. A document without a readable styles part is still
 /// read; its headings are then known by style id alone.
-fn docx_styles<R: Read + Seek>(pkg: &mut Package<R>) -> HashMap<String, StyleInfo> {
-    let part = read_rels(pkg, DOCX_MAIN)
+fn docx_styles<R: Read + Seek>(pkg: &mut Package<R>, main: &str) -> HashMap<String, StyleInfo> {
+    let part = read_rels(pkg, main)
         .ok()
         .and_then(|rels| {
             rels.into_iter()
@@ -816,8 +819,6 @@ fn docx_styles<R: Read + Seek>(pkg: &mut Package<R>) -> HashMap<String, StyleInf
 
 // ---- PowerPoint ----
 
-const PPTX_MAIN: &str = "ppt/presentation.xml";
-
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum AKind {
     Para,
@@ -836,13 +837,13 @@ struct SlidePara {
     style: Option<&'static str>,
 }
 
-fn read_pptx<R: Read + Seek>(pkg: &mut Package<R>) -> Result<LocalDocument> {
-    let pres = pkg.require(PPTX_MAIN)?;
-    let rels = read_rels(pkg, PPTX_MAIN)?;
+fn read_pptx<R: Read + Seek>(pkg: &mut Package<R>, main: &str) -> Result<LocalDocument> {
+    let pres = pkg.require(main)?;
+    let rels = read_rels(pkg, main)?;
 
     let mut ids: Vec<String> = Vec::new();
     let mut path: Vec<(Ns, bool)> = Vec::new();
-    walk(&pres, PPTX_MAIN, |ev| {
+    walk(&pres, main, |ev| {
         match ev {
             Ev::Open(e) => {
                 let in_list = path.last().is_some_and(|&(_, l)| l);
