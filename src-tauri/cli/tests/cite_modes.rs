@@ -1329,3 +1329,132 @@ fn the_card_the_json_and_the_text_count_every_inserted_shape_alike() {
         );
     }
 }
+
+// Fields, bibliographies and text boxes of real documents.
+
+fn corpus(rel: &str) -> PathBuf {
+    root().join("../shared/corpus").join(rel)
+}
+
+#[test]
+fn real_bibliographies_are_known_and_extended_and_text_boxes_cited_in_both_copies() {
+    let s = Service::start(CiteVariants::default());
+    // Zotero's and Mendeley's bibliography fields are the References section: no
+    // warning before citing, and every body sentence already holds a citation field.
+    for rel in [
+        "docx/pandoc-zotero_citations.docx",
+        "docx/pandoc-mendeley_citations.docx",
+    ] {
+        let name = Path::new(rel).file_name().unwrap().to_str().unwrap();
+        let (dir, input) = scratch(&corpus(rel), name);
+        let out = dir.path().join(format!("cited-{name}"));
+        let run = s.run(&[
+            "cite",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--mode",
+            "every",
+            "--json",
+        ]);
+        let v: Value = serde_json::from_str(ok(&run).trim()).unwrap();
+        assert!(!stderr(&run).contains(NOTE), "{rel}: {}", stderr(&run));
+        assert_eq!(v["summary"]["citationsInserted"], 0, "{rel}: {v}");
+        assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&input).unwrap());
+    }
+
+    // Word's bibliography control: new entries after the field Word refills, in the
+    // same section; LibreOffice reads them after the existing entry.
+    let (dir, input) = scratch(
+        &fixture("docx/citations-bibliography-toc.docx"),
+        "word.docx",
+    );
+    let out = dir.path().join("cited-word.docx");
+    let v = cite_json(&s, &input, &out, &["--seed", "3"]);
+    let added = v["summary"]["referencesAdded"].as_u64().unwrap();
+    assert!(added > 0, "{v}");
+    let after = casebook_core::citations::reader::read(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(after.references_heading.as_deref(), Some("Bibliography"));
+    assert_eq!(after.references.len() as u64, 1 + added);
+    let text = libreoffice_text(&out);
+    let existing = text.find("Mattmann, C., & Zitting, J. (2011)").unwrap();
+    for r in &after.references[1..] {
+        let at = text
+            .find(r.as_str())
+            .unwrap_or_else(|| panic!("LibreOffice: {r}"));
+        assert!(at > existing, "{r}");
+    }
+    assert!(
+        !text.contains("\nReferences\n"),
+        "no second References section"
+    );
+    let (fields_before, fields_after) = (python_fields(&input), python_fields(&out));
+    assert_eq!(
+        fields_before, fields_after,
+        "python-docx: every field's result as it was"
+    );
+
+    // A text box written twice (DrawingML and its VML fallback): python-docx reads both
+    // copies, and both carry the same citation; LibreOffice shows it.
+    let rel = "docx/pandoc-text_in_shape_format.docx";
+    let (dir, input) = scratch(&corpus(rel), "shape.docx");
+    let out = dir.path().join("cited-shape.docx");
+    let v = cite_json(&s, &input, &out, &[]);
+    let boxed = "Using Microsoft Word 2007/2010for Writing Technical Documents";
+    let inserted: Vec<String> = insertions(&v["summary"])
+        .into_iter()
+        .map(|(t, _)| t)
+        .collect();
+    let report = office_report(&[&out]);
+    let copies: Vec<String> = strings(&report[0]["paragraphs"])
+        .into_iter()
+        .filter(|p| p.starts_with(boxed) && p.len() > boxed.len())
+        .collect();
+    assert_eq!(copies.len(), 2, "{copies:#?}");
+    assert_eq!(copies[0], copies[1]);
+    assert!(
+        inserted.iter().any(|t| copies[0].contains(t.as_str())),
+        "{copies:?} {inserted:?}"
+    );
+    // LibreOffice's plain text leaves shapes out; its flat ODT holds the text box.
+    let fodt = libreoffice(&out, "fodt", "fodt");
+    let cited = inserted
+        .iter()
+        .find(|t| copies[0].contains(t.as_str()))
+        .unwrap()
+        .replace('&', "&amp;");
+    assert!(
+        fodt.contains(&cited),
+        "LibreOffice: {cited} not in the text box"
+    );
+}
+
+/// Every field's instruction and result text, as python-docx's XML reads them.
+fn python_fields(docx: &Path) -> String {
+    let script = r#"
+import sys, docx
+from docx.oxml.ns import qn
+body = docx.Document(sys.argv[1]).element.body
+out, stack = [], []
+for el in body.iter():
+    if el.tag == qn('w:fldChar'):
+        t = el.get(qn('w:fldCharType'))
+        if t == 'begin': stack.append(['', '', False])
+        elif t == 'separate' and stack: stack[-1][2] = True
+        elif t == 'end' and stack: out.append(stack.pop()[:2])
+    elif el.tag == qn('w:instrText') and stack: stack[-1][0] += el.text or ''
+    elif el.tag == qn('w:t'):
+        for f in stack:
+            if f[2]: f[1] += el.text or ''
+    elif el.tag == qn('w:fldSimple'):
+        out.append([el.get(qn('w:instr')), ''.join(t.text or '' for t in el.iter(qn('w:t')))])
+print(out)
+"#;
+    let run = Command::new(root().join(".venv/bin/python"))
+        .args(["-c", script])
+        .arg(docx)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+    String::from_utf8(run.stdout).unwrap()
+}
