@@ -34,6 +34,8 @@ const COMMANDS: &[&str] = &[
     "mission_sources",
     "search_mission",
     "export_mission",
+    "cite_report",
+    "handed_over_reports",
     "open_link",
     "account",
     "sign_in",

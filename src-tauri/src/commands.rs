@@ -279,12 +279,35 @@ pub async fn export_mission(
 ) -> Result<Option<String>, Error> {
     let (name, bytes) = core.export_mission(&session_id, format).await?;
     let suggested = casebook_core::paths::home_dir().join(name);
-    let title = "Export the mission transcript";
+    let title = match format {
+        ExportFormat::Docx => "Save the report as a Word document",
+        _ => "Export the mission transcript",
+    };
     let Some(dest) = dialog::save_file(title, &suggested, format.filter()).await? else {
         return Ok(None);
     };
     core.save_export(&dest, bytes).await?;
     Ok(Some(dest.display().to_string()))
+}
+
+/// "Cite this report": the saved Word document goes to the main window's Cite view, as
+/// a document opened with the app does, and the view shows its preview.
+#[tauri::command]
+pub fn cite_report<R: Runtime>(
+    app: AppHandle<R>,
+    core: Core<'_>,
+    path: String,
+) -> Result<(), Error> {
+    let path = core.hand_over(std::path::Path::new(&path))?;
+    // The program's name first, as in any command line the launch queue reads.
+    windows::open_documents(&app, &[String::new(), path], "/");
+    Ok(())
+}
+
+/// Of the documents the Cite view just took, those handed over as reports.
+#[tauri::command]
+pub fn handed_over_reports(core: Core<'_>, paths: Vec<String>) -> Vec<String> {
+    core.take_handed_over(&paths)
 }
 
 #[tauri::command]

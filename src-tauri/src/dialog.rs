@@ -1,8 +1,9 @@
 //! Native file dialogs (rfd's GTK backend).
 //!
 //! Test builds (`test-hooks`) read `CASEBOOK_DIALOG_PATH`: when set, no dialog
-//! opens; an open dialog returns the paths it lists (separated by `:`), a save or
-//! folder dialog returns it. Native dialogs cannot be driven reliably under Xvfb.
+//! opens; an open dialog returns the paths it lists (separated by `:`), a folder
+//! dialog the first, a save dialog the first not there yet (else the first). Native
+//! dialogs cannot be driven reliably under Xvfb.
 
 use casebook_core::Error;
 use std::path::{Path, PathBuf};
@@ -57,7 +58,10 @@ pub async fn save_file(
     filter: (&'static str, &'static str),
 ) -> Result<Option<PathBuf>, Error> {
     if let Some(paths) = hooked_paths() {
-        return Ok(paths.into_iter().next());
+        // Several paths: the first not there yet, so one test can save two files (a
+        // report, then its cited copy, which may not replace the report).
+        let free = paths.iter().find(|p| !p.exists()).or(paths.first());
+        return Ok(free.cloned());
     }
     let dir = suggested.parent().map(Path::to_path_buf);
     let name = suggested

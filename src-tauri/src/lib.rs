@@ -66,6 +66,8 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
             commands::mission_sources,
             commands::search_mission,
             commands::export_mission,
+            commands::cite_report,
+            commands::handed_over_reports,
             commands::open_link,
             commands::account,
             commands::sign_in,

@@ -7,4 +7,5 @@ mod cite;
 mod conversation;
 mod missions;
 mod remote;
+mod report;
 mod shell;

@@ -78,6 +78,8 @@ pub struct Casebook {
     follows_settings: bool,
     sandbox: SandboxOptions,
     test_hooks: bool,
+    /// Reports handed to the Cite view ("Cite this report"), not yet taken by it.
+    handed_over: std::sync::Mutex<Vec<String>>,
 }
 
 async fn backend_for(
@@ -129,6 +131,7 @@ impl Casebook {
             follows_settings,
             sandbox: config.sandbox,
             test_hooks: config.test_hooks,
+            handed_over: std::sync::Mutex::default(),
             data_dir,
         }))
     }
@@ -578,6 +581,32 @@ impl Casebook {
     ) -> Result<(String, Vec<u8>)> {
         let (record, bytes) = transcript::export(&self.store, session_id, format).await?;
         Ok((transcript::export_name(&record, format), bytes))
+    }
+
+    /// Hands a saved report to the Cite view: it arrives as an opened document does, and
+    /// the view shows its preview at once (`take_handed_over`). Only a Word document that
+    /// is there can be handed over.
+    pub fn hand_over(&self, path: &Path) -> Result<String> {
+        let is_docx = (path.extension()).is_some_and(|e| e.eq_ignore_ascii_case("docx"));
+        if !path.is_absolute() || !is_docx || !path.is_file() {
+            return Err(Error::invalid_input(format!(
+                "{} is not a saved Word document.",
+                path.display()
+            )));
+        }
+        let path = path.to_string_lossy().into_owned();
+        (self.handed_over.lock())
+            .unwrap_or_else(|e| e.into_inner())
+            .push(path.clone());
+        Ok(path)
+    }
+
+    /// Of `paths`, those handed over as reports; each is taken once.
+    pub fn take_handed_over(&self, paths: &[String]) -> Vec<String> {
+        let mut held = (self.handed_over.lock()).unwrap_or_else(|e| e.into_inner());
+        let (taken, kept) = held.drain(..).partition(|p| paths.contains(p));
+        *held = kept;
+        taken
     }
 
     /// Writes an export where the user chose (the dialog already asked before replacing).

@@ -98,5 +98,7 @@ export const api = {
     invoke<ConversationHits>("search_mission", { sessionId, query, limit }),
   exportMission: (sessionId: string, format: ExportFormat) =>
     invoke<string | null>("export_mission", { sessionId, format }),
+  citeReport: (path: string) => invoke<void>("cite_report", { path }),
+  handedOverReports: (paths: string[]) => invoke<string[]>("handed_over_reports", { paths }),
   openLink: (url: string) => invoke<void>("open_link", { url }),
 };

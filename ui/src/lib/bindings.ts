@@ -360,7 +360,7 @@ export type MissionUpdate = { "type": "mission", mission: MissionRecord, } | { "
 
 export type MissionStatusChanged = { sessionId: string, status: MissionStatus, };
 
-export type ExportFormat = "markdown" | "json" | "report";
+export type ExportFormat = "markdown" | "json" | "report" | "docx";
 
 export type SessionSource = "keyring" | "environment";
 
