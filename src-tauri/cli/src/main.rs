@@ -6,7 +6,7 @@ mod output;
 
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
-use casebook_core::citations::client::{CiteOptions, Mode, ValidOptions};
+use casebook_core::citations::client::{CitationClient, CiteOptions, Mode, ValidOptions};
 use casebook_core::citations::jobs::{self, CiteSource};
 use casebook_core::citations::preview;
 use casebook_core::citations::summary;
@@ -127,6 +127,16 @@ struct CiteArgs {
 }
 
 impl CiteArgs {
+    /// `casebook cite FILE`, every option at its default.
+    fn defaults_for(file: &Path) -> Self {
+        #[derive(Parser)]
+        struct Cite {
+            #[command(flatten)]
+            args: CiteArgs,
+        }
+        Cite::parse_from([std::ffi::OsStr::new("cite"), file.as_os_str()]).args
+    }
+
     fn options(&self) -> Result<ValidOptions, Error> {
         CiteOptions {
             mode: self.mode,
@@ -172,7 +182,8 @@ enum MissionAction {
         #[arg(long)]
         json: bool,
     },
-    /// Write a mission's transcript (`md`, `json`) or its report alone (`report`).
+    /// Write a mission's transcript (`md`, `json`) or its report alone (`report`, or
+    /// `docx`: a Word document with the sources as References).
     Export {
         session_id: String,
         #[arg(long, default_value = "md")]
@@ -180,6 +191,10 @@ enum MissionAction {
         /// Where to write (default: stdout).
         #[arg(short = 'o', long = "output")]
         output: Option<PathBuf>,
+        /// Then cite the Word document as `casebook cite` does, writing the cited copy
+        /// beside it (<stem>.cited.docx). Needs --format docx and -o.
+        #[arg(long, requires = "output")]
+        cite: bool,
     },
     /// Cancel the mission's active turn (exit 0 also when there is nothing to cancel).
     Cancel { session_id: String },
@@ -369,7 +384,7 @@ async fn dispatch(command: Command, core: &Core) -> Result<(), Error> {
             output::print_preview(&preview::preview_with(&client, &source).await?, json);
             Ok(())
         }
-        Command::Cite(args) => cite(core.backend()?, args).await,
+        Command::Cite(args) => cite(core.backend()?.citations(), args).await,
         Command::Account { json } => {
             let view = casebook_core::account::view(core.backend()?.connection(), &KeyStore::new())
                 .await?;
@@ -409,7 +424,11 @@ fn source(file: &Path) -> Result<CiteSource, Error> {
     Ok(CiteSource::Essay { text })
 }
 
-async fn cite(backend: &Backend, args: CiteArgs) -> Result<(), Error> {
+/// `client` is awaited only once the input and output are found good.
+async fn cite(
+    client: impl Future<Output = Result<CitationClient, Error>>,
+    args: CiteArgs,
+) -> Result<(), Error> {
     let options = args.options()?;
     let input = (!is_stdin(&args.file)).then(|| args.file.clone());
     let out = match (&args.output, &input) {
@@ -424,7 +443,7 @@ async fn cite(backend: &Backend, args: CiteArgs) -> Result<(), Error> {
     if let Some(note) = references_note(&source).await {
         eprintln!("{note}");
     }
-    let client = backend.citations().await?;
+    let client = client.await?;
     let progress = output::progress(format!("Citing {}", label(&args.file)));
     // The answer is decoded straight into the file that becomes the output.
     let pending = out.as_deref().map(save::Pending::create).transpose()?;
@@ -515,14 +534,27 @@ async fn mission(core: &Arc<Casebook>, action: MissionAction) -> Result<(), Erro
             session_id,
             format,
             output,
+            cite: then_cite,
         } => {
+            let cite_args = match (then_cite, format, &output) {
+                (true, ExportFormat::Docx, Some(path)) => Some(CiteArgs::defaults_for(path)),
+                (true, ..) => return Err(Error::invalid_input("--cite needs --format docx.")),
+                (false, ..) => None,
+            };
+            if let Some(args) = &cite_args {
+                // Refused before anything is written, so no half of the pair is left.
+                save::check_destination(Some(&args.file), &save::cited_path(&args.file), false)?;
+            }
             let (_, bytes) = core.export_mission(&session_id, format).await?;
             match output {
                 Some(path) => {
                     save::check_destination(None, &path, false)?;
                     save::write_atomic(&path, &bytes, false)?;
                     eprintln!("Saved {}", path.display());
-                    Ok(())
+                    match cite_args {
+                        Some(args) => cite(core.citations(), args).await,
+                        None => Ok(()),
+                    }
                 }
                 None => std::io::stdout()
                     .write_all(&bytes)
