@@ -928,3 +928,38 @@ async fn the_binary_takes_the_variants_as_flags() {
     assert!(out.contains(" [") && !out.contains("doi.org"), "{out}");
     assert_eq!(v["stats"]["referencesAdded"], 0);
 }
+
+#[tokio::test]
+async fn the_ibid_shape_repeats_the_work_the_paragraph_before_cited() {
+    let sb = sandbox().await;
+    assert_eq!(
+        set_faults(&sb, json!({"citeStyle": "existing", "citeShape": "ibid"})).await,
+        200
+    );
+    let essay = essay_with_references();
+    let mut repeats = 0;
+    for seed in 0..12u64 {
+        let (out, stats) = cite_ok(
+            &sb,
+            json!({"essay": essay, "mode": "every", "minCitations": 1, "maxCitations": 1, "seed": seed}),
+        )
+        .await;
+        let out = String::from_utf8(out).unwrap();
+        let body = out.split("\n\nReferences\n").next().unwrap();
+        let paras: Vec<&str> = body.split("\n\n").collect();
+        // One citation per paragraph: the stats count each, "(ibid.)" too.
+        assert_eq!(stats["citationsInserted"], paras.len(), "{body}");
+        for (i, p) in paras.iter().enumerate() {
+            if p.contains("(ibid.)") {
+                repeats += 1;
+                assert!(i > 0, "nothing before to repeat: {body}");
+                assert!(!paras[i - 1].contains("; "), "one work before: {body}");
+                assert_eq!(p.matches("(ibid.)").count(), 1, "{p}");
+            } else {
+                assert_eq!(citations_in(p).len(), 1, "{p}");
+            }
+        }
+    }
+    assert!(repeats > 0, "no (ibid.) in 12 cites");
+    sb.stop().await;
+}
