@@ -3,6 +3,7 @@
 
 mod assets;
 mod output;
+mod terminal;
 
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
@@ -21,6 +22,7 @@ use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
+use terminal::{say, tell};
 
 #[derive(Parser)]
 #[command(
@@ -281,7 +283,8 @@ fn main() -> ExitCode {
     match runtime.block_on(run(cli)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("casebook: {} [{}]", err.message(), err.code());
+            // The message may carry the service's own words.
+            tell!("casebook: {} [{}]", err.message(), err.code());
             ExitCode::from(exit_code(&err))
         }
     }
@@ -371,7 +374,7 @@ async fn dispatch(command: Command, core: &Core) -> Result<(), Error> {
         Command::Health => {
             let b = core.backend()?;
             let health = b.connection().health().await?;
-            println!(
+            say!(
                 "{}: {}",
                 b.base_url(),
                 health.status.as_deref().unwrap_or("answering")
@@ -469,9 +472,7 @@ async fn cite(
     let cited = result?;
     match pending {
         Some(p) => p.commit(args.overwrite)?,
-        None => cited
-            .write_to(&mut std::io::stdout().lock())
-            .map_err(|e| Error::io("Cannot write stdout", &e))?,
+        None => to_stdout(false, |mut w| cited.write_to(&mut w))?,
     }
     output::print_cited(&cited, out.as_deref(), args.json);
     Ok(())
@@ -508,9 +509,12 @@ async fn mission(core: &Arc<Casebook>, action: MissionAction) -> Result<(), Erro
             };
             let record = core.start_mission(&spec).await?;
             if json {
-                println!("{}", serde_json::json!({"sessionId": record.session_id}));
+                println!(
+                    "{}",
+                    output::json_line(&serde_json::json!({"sessionId": record.session_id}))
+                );
             } else {
-                println!("{}", record.session_id);
+                say!("{}", record.session_id);
             }
             std::io::stdout().flush().ok();
             if follow {
@@ -550,24 +554,22 @@ async fn mission(core: &Arc<Casebook>, action: MissionAction) -> Result<(), Erro
                 Some(path) => {
                     save::check_destination(None, &path, false)?;
                     save::write_atomic(&path, &bytes, false)?;
-                    eprintln!("Saved {}", path.display());
+                    tell!("Saved {}", path.display());
                     match cite_args {
                         Some(args) => cite(core.citations(), args).await,
                         None => Ok(()),
                     }
                 }
-                None => std::io::stdout()
-                    .write_all(&bytes)
-                    .map_err(|e| Error::io("Cannot write stdout", &e)),
+                None => to_stdout(format == ExportFormat::Json, |w| w.write_all(&bytes)),
             }
         }
         MissionAction::Cancel { session_id } => {
             core.adopt_mission(&session_id, None).await?;
             let ack = core.cancel_mission(&session_id).await?;
             if ack.nothing_to_cancel() {
-                println!("{session_id} nothing to cancel: no turn is active");
+                say!("{session_id} nothing to cancel: no turn is active");
             } else {
-                println!("{session_id} {}", ack.status);
+                say!("{session_id} {}", ack.status);
             }
             Ok(())
         }
@@ -637,7 +639,7 @@ async fn watch(core: &Arc<Casebook>, session_id: &str, json: bool) -> Result<(),
             MissionUpdate::Events { events, .. } => output::print_events(&events, json),
             MissionUpdate::Status { detail, code, .. } => {
                 if tty && let Some(d) = &detail {
-                    eprintln!("({d})");
+                    tell!("({d})");
                 }
                 *last.lock().unwrap_or_else(|p| p.into_inner()) = Some((code, detail));
             }
@@ -648,7 +650,7 @@ async fn watch(core: &Arc<Casebook>, session_id: &str, json: bool) -> Result<(),
     core.watch_finished(session_id).await;
     let record = core.mission(session_id).await?;
     if tty {
-        eprintln!("Mission {}: {}", session_id, record.status.as_str());
+        tell!("Mission {}: {}", session_id, record.status.as_str());
     }
     let (code, detail) = ended
         .lock()
@@ -684,7 +686,7 @@ async fn keys(action: KeysAction) -> Result<(), Error> {
                         };
                         match status.masked {
                             Some(masked) => {
-                                println!("{:<15} {masked} ({source})", service.as_str())
+                                say!("{:<15} {masked} ({source})", service.as_str())
                             }
                             None => println!("{:<15} {source}", service.as_str()),
                         }
@@ -708,6 +710,31 @@ async fn keys(action: KeysAction) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// Text the CLI passes through to stdout (a cited essay, a transcript): exact on a
+/// pipe or into a file, made safe on a terminal, where a person reads it (JSON as
+/// the same JSON, with what a terminal obeys escaped).
+fn to_stdout(
+    json: bool,
+    write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+) -> Result<(), Error> {
+    let stdout = std::io::stdout();
+    let result = if stdout.is_terminal() && json {
+        let mut text = Vec::new();
+        write(&mut text).and_then(|()| {
+            let text = terminal::json(String::from_utf8_lossy(&text).into_owned());
+            let mut w = stdout.lock();
+            w.write_all(text.as_bytes()).and_then(|()| w.flush())
+        })
+    } else if stdout.is_terminal() {
+        let mut w = terminal::SafeWriter::new(stdout.lock());
+        write(&mut w).and_then(|()| w.flush())
+    } else {
+        let mut w = stdout.lock();
+        write(&mut w).and_then(|()| w.flush())
+    };
+    result.map_err(|e| Error::io("Cannot write stdout", &e))
 }
 
 /// A key from stdin, or typed at a prompt that does not echo it.

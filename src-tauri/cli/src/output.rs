@@ -1,5 +1,6 @@
 //! What the CLI prints: progress on stderr (only on a terminal), results on stdout.
 
+use crate::terminal::{self, say, tell};
 use casebook_core::account::AccountView;
 use casebook_core::citations::client::{Preview, PreviewSource};
 use casebook_core::citations::jobs::Cited;
@@ -39,7 +40,7 @@ pub fn progress(what: String) -> impl Fn(Progress) + Send + Sync {
             }
             Progress::Receiving => format!("{what}: receiving…"),
         };
-        eprint!("\r\x1b[2K{line}");
+        eprint!("\r\x1b[2K{}", terminal::safe(&line));
     }
 }
 
@@ -59,8 +60,13 @@ pub fn no_references(text: bool) -> String {
     )
 }
 
-fn json_line(v: &impl serde::Serialize) -> String {
-    serde_json::to_string(v).unwrap_or_default()
+/// One line of JSON, with what a terminal would obey escaped ([`terminal::json`]).
+pub fn json_line(v: &impl serde::Serialize) -> String {
+    terminal::json(serde_json::to_string(v).unwrap_or_default())
+}
+
+fn json_pretty(v: &impl serde::Serialize) -> String {
+    terminal::json(serde_json::to_string_pretty(v).unwrap_or_default())
 }
 
 /// Paragraphs and References when the service's answer has them (or Casebook's
@@ -68,34 +74,31 @@ fn json_line(v: &impl serde::Serialize) -> String {
 pub fn print_preview(preview: &Preview, json: bool) {
     let parsed = match preview {
         Preview::Raw { text, note } => {
-            eprintln!("{note}");
-            println!("{text}");
+            tell!("{note}");
+            say!("{text}");
             return;
         }
         Preview::Paragraphs { parsed, source } => {
             if let PreviewSource::Local { note } = source {
-                eprintln!("{note}");
+                tell!("{note}");
             }
             parsed
         }
     };
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(parsed).unwrap_or_default()
-        );
+        println!("{}", json_pretty(parsed));
         return;
     }
     for p in &parsed.paragraphs {
         let place = p.slide.map(|s| format!("slide {s}, ")).unwrap_or_default();
-        println!("[{place}¶{}] {}", p.index, p.text);
+        say!("[{place}¶{}] {}", p.index, p.text);
     }
     match &parsed.references_heading {
-        Some(h) => println!("\n{h} ({} entries)", parsed.references.len()),
+        Some(h) => say!("\n{h} ({} entries)", parsed.references.len()),
         None => println!("\nNo References section."),
     }
     for r in &parsed.references {
-        println!("  - {r}");
+        say!("  - {r}");
     }
 }
 
@@ -140,9 +143,9 @@ pub fn print_cited(cited: &Cited, saved: Option<&Path>, json: bool) {
         t
     };
     if saved.is_some() {
-        println!("{text}");
+        say!("{text}");
     } else {
-        eprintln!("{text}");
+        tell!("{text}");
     }
 }
 
@@ -160,7 +163,7 @@ pub fn print_events(events: &[StoredEvent], json: bool) {
             )
         } else {
             let id = e.event.id.as_deref().unwrap_or("-");
-            format!("[{id}] {}: {}", e.event.event, e.card.line())
+            terminal::safe(&format!("[{id}] {}: {}", e.event.event, e.card.line())).into_owned()
         };
         let _ = writeln!(out, "{line}");
     }
@@ -173,7 +176,7 @@ pub fn print_missions(missions: &[MissionRecord], json: bool) {
         return;
     }
     for m in missions {
-        println!(
+        say!(
             "{}  {:<12} {}  {}",
             m.session_id,
             m.status.as_str(),
@@ -201,10 +204,7 @@ pub fn print_account(view: AccountView, json: bool) -> Result<(), Error> {
         }
     };
     if json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&account).unwrap_or_default()
-        );
+        println!("{}", json_pretty(&account));
         return Ok(());
     }
     let who: Vec<String> = [&account.name, &account.email]
@@ -219,18 +219,19 @@ pub fn print_account(view: AccountView, json: bool) -> Result<(), Error> {
             .as_ref()
             .map(|i| format!(" ({i})"))
             .unwrap_or_default();
-        println!("Account: {}{id}", who.join(" · "));
+        say!("Account: {}{id}", who.join(" · "));
     }
     if !account.usage.is_empty() {
         println!("Usage:");
         let width = account
             .usage
             .iter()
-            .map(|u| u.label.chars().count())
+            .map(|u| terminal::safe(&u.label).chars().count())
             .max()
             .unwrap_or(0);
         for u in &account.usage {
-            println!("  {:<width$}  {}", u.label, u.value);
+            let label = terminal::safe(&u.label);
+            say!("  {label:<width$}  {}", u.value);
         }
     }
     if account.has_key_list {
@@ -244,12 +245,12 @@ pub fn print_account(view: AccountView, json: bool) -> Result<(), Error> {
             if let Some(c) = &k.created {
                 parts.push(format!("created {c}"));
             }
-            println!("  {}", parts.join("  "));
+            say!("  {}", parts.join("  "));
         }
     }
     if !known {
         // Nothing Casebook recognises: the answer as it came.
-        println!("{}", account.raw);
+        say!("{}", account.raw);
     }
     Ok(())
 }
@@ -265,8 +266,8 @@ pub fn print_delivered(session_id: &str, sent: &Delivered, json: bool) {
         );
     } else {
         match &sent.delivery_id {
-            Some(d) => println!("{session_id} accepted ({d})"),
-            None => println!("{session_id} accepted"),
+            Some(d) => say!("{session_id} accepted ({d})"),
+            None => say!("{session_id} accepted"),
         }
     }
     let _ = std::io::stdout().flush();
@@ -295,9 +296,9 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
         );
         return;
     }
-    println!("{}  {}", record.session_id, record.status.as_str());
+    say!("{}  {}", record.session_id, record.status.as_str());
     if let Some(spent) = facts.spent_usd {
-        println!(
+        say!(
             "spent {} of {}",
             dollars(spent),
             dollars(record.budget_cents as f64 / 100.0)
@@ -305,20 +306,20 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
     }
     for item in &conv.items {
         match item.kind {
-            ItemKind::User => println!("\n[you]\n{}", item.text.trim_end()),
+            ItemKind::User => say!("\n[you]\n{}", item.text.trim_end()),
             ItemKind::Assistant if item.narration => {
-                println!("\n[agent, working]\n{}", item.text.trim_end())
+                say!("\n[agent, working]\n{}", item.text.trim_end())
             }
-            ItemKind::Assistant => println!("\n[agent]\n{}", item.text.trim_end()),
+            ItemKind::Assistant => say!("\n[agent]\n{}", item.text.trim_end()),
             ItemKind::Reasoning => {}
             ItemKind::Tool => {
-                println!("  - {}", item.text);
+                say!("  - {}", item.text);
                 if let Some(step) = &item.step {
                     if let Some(e) = &step.error {
-                        println!("    failed: {e}");
+                        say!("    failed: {e}");
                     }
                     for src in &step.sources {
-                        println!("    {} <{}>", src.title.as_deref().unwrap_or(""), src.url);
+                        say!("    {} <{}>", src.title.as_deref().unwrap_or(""), src.url);
                     }
                 }
             }
@@ -331,39 +332,41 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
                         .as_deref()
                         .map(|a| format!(": {a}"))
                         .unwrap_or_default();
-                    println!("\n[asked] {} ({outcome}{answer})", r.prompt);
+                    say!("\n[asked] {} ({outcome}{answer})", r.prompt);
                 }
             }
             ItemKind::SignIn | ItemKind::Turn => {}
-            ItemKind::Failure => println!("\n[failed] {}", item.text),
+            ItemKind::Failure => say!("\n[failed] {}", item.text),
         }
     }
     for s in &c.sign_ins {
-        println!(
+        say!(
             "\n[sign in to {}] {}",
             s.name,
             s.description.as_deref().unwrap_or("")
         );
         if let Some(url) = &s.url {
-            println!("  open {url}");
+            say!("  open {url}");
         }
         if let Some(code) = &s.user_code {
-            println!("  and enter the code {code}");
+            say!("  and enter the code {code}");
         }
         if let Some(until) = &s.expires_at {
-            println!("  before {until}");
+            say!("  before {until}");
         }
     }
     for p in &c.pending {
-        println!(
+        say!(
             "\n[asks: {}] {}  (request {})",
-            p.kind, p.prompt, p.request_id
+            p.kind,
+            p.prompt,
+            p.request_id
         );
         for o in &p.options {
-            println!("  --option {}  {}", o.id, o.label);
+            say!("  --option {}  {}", o.id, o.label);
         }
         if p.allow_freeform {
-            println!("  --text \"...\"  (free text is allowed)");
+            say!("  --text \"...\"  (free text is allowed)");
         }
     }
 }
