@@ -128,3 +128,85 @@ async fn a_delegating_mission_reaches_its_report_and_an_expired_history_is_said_
         assert!(md.contains("Findings"), "{protocol:?}");
     }
 }
+
+/// A token goes back only to eve's token generation: B's waiting records may name the
+/// session id as their token (eve 0.31 and later) and its routes refuse one, so a reply
+/// sends none; A wants the newest, also from a computer that never saw the create answer.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reply_carries_a_token_only_to_the_generation_that_wants_one() {
+    for protocol in [MissionProtocol::EveA, MissionProtocol::EveB] {
+        let service = casebook_sandbox::start(SandboxConfig {
+            pace: Pace::Instant,
+            mission_pace_ms: Some(0),
+            mission_events: Some(30),
+            mission_protocol: protocol,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        service.faults().set_session_id_tokens(true);
+        let (url, key) = (service.base_url().to_owned(), service.key().to_owned());
+        let here = tempfile::tempdir().unwrap();
+        let run = |args: &[&str], data: &std::path::Path| {
+            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            let (url, key, data) = (url.clone(), key.clone(), data.to_owned());
+            tokio::task::spawn_blocking(move || {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                casebook(&args, &url, &key, &data)
+            })
+        };
+        let started = ok(&run(
+            &[
+                "mission",
+                "start",
+                "--objective",
+                "Does shade reduce heat stroke?",
+                "--follow",
+                "--json",
+            ],
+            here.path(),
+        )
+        .await
+        .unwrap());
+        let first: serde_json::Value =
+            serde_json::from_str(started.lines().next().unwrap()).unwrap();
+        let sid = first["sessionId"].as_str().unwrap().to_owned();
+        if protocol == MissionProtocol::EveB {
+            assert!(
+                started.contains(&format!("\"continuationToken\":\"{sid}\"")),
+                "the knob names the session id as the token"
+            );
+        }
+        ok(&run(
+            &[
+                "mission",
+                "reply",
+                &sid,
+                "--message",
+                "And in Europe?",
+                "--follow",
+            ],
+            here.path(),
+        )
+        .await
+        .unwrap());
+        // Another computer that only watched the mission replies too.
+        let elsewhere = tempfile::tempdir().unwrap();
+        ok(&run(&["mission", "watch", &sid], elsewhere.path())
+            .await
+            .unwrap());
+        ok(&run(
+            &[
+                "mission",
+                "reply",
+                &sid,
+                "--message",
+                "And in Asia?",
+                "--follow",
+            ],
+            elsewhere.path(),
+        )
+        .await
+        .unwrap());
+    }
+}

@@ -69,6 +69,9 @@
 //!   `x-eve-stream-tail-index` header, as eve did before 0.27.7;
 //! - `ignoreStartIndex`: `true` to send eve streams from their first record whatever
 //!   `startIndex` asks, as a server that does not know it would.
+//! - `sessionIdTokens`: `true` to have eve B sessions created from now on name their
+//!   own id as each `session.waiting`'s `continuationToken` (eve 0.31 and later), while
+//!   still refusing a token in a follow-up;
 //! - `historyExpired`: `true` to answer eve stream requests `410 {code:
 //!   "session_expired"}`, as eve does once a session's history is past its retention;
 //! - `delegate`: `true` to have eve sessions created from now on hand one task to a
@@ -136,6 +139,7 @@ struct FaultRequest {
     stream_content_length: Option<u64>,
     delegate: Option<bool>,
     history_expired: Option<bool>,
+    session_id_tokens: Option<bool>,
     require_references: Option<bool>,
     cite_style: Option<String>,
     placement: Option<String>,
@@ -394,6 +398,9 @@ async fn set_faults(
     }
     if let Some(on) = req.history_expired {
         f.set_history_expired(on);
+    }
+    if let Some(on) = req.session_id_tokens {
+        f.set_session_id_tokens(on);
     }
     if let Some(name) = req.completion_event.as_deref() {
         f.set_completion_event(Some(name));

@@ -279,6 +279,7 @@ struct State_ {
     stream_content_length: AtomicU64,
     delegate: AtomicBool,
     history_expired: AtomicBool,
+    session_id_tokens: AtomicBool,
     cite: Mutex<crate::CiteVariants>,
     default_cite: Mutex<crate::CiteVariants>,
 }
@@ -625,6 +626,17 @@ impl Faults {
         self.0.history_expired.load(Ordering::SeqCst)
     }
 
+    /// eve B sessions created from now on name their own id as the `continuationToken` of
+    /// each `session.waiting`, as eve 0.31 and later do for ID-addressed sessions (which
+    /// still refuse a token in a follow-up).
+    pub fn set_session_id_tokens(&self, on: bool) {
+        self.0.session_id_tokens.store(on, Ordering::SeqCst);
+    }
+
+    pub fn session_id_tokens(&self) -> bool {
+        self.0.session_id_tokens.load(Ordering::SeqCst)
+    }
+
     pub fn stream_content_length(&self) -> Option<u64> {
         Some(self.0.stream_content_length.load(Ordering::SeqCst)).filter(|n| *n > 0)
     }
@@ -659,6 +671,7 @@ impl Faults {
         self.set_stream_content_length(0);
         self.set_delegate(false);
         self.set_history_expired(false);
+        self.set_session_id_tokens(false);
         self.set_mission_protocol(MissionProtocol::from_index(
             self.0.default_protocol.load(Ordering::SeqCst),
         ));

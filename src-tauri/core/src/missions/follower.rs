@@ -349,8 +349,16 @@ impl Follower {
             match update {
                 WatchUpdate::Event { event } => events.push(event),
                 WatchUpdate::Position { next } => cursor = Some((next, events.len())),
-                WatchUpdate::Connected { .. } => {
+                WatchUpdate::Connected { stream_version, .. } => {
                     self.flush(w, &mut inner, &mut events, &mut cursor).await?;
+                    // Stream versions up to 20 are eve's token generation: a follow-up
+                    // carries the newest token, also for a mission this computer did not
+                    // create. Later ones address sessions by id and refuse a token.
+                    if stream_version.is_some_and(|v| v <= 20)
+                        && let Err(e) = self.store.accept_tokens(&w.record.session_id).await
+                    {
+                        tracing::warn!("cannot record the mission's generation: {}", e.message);
+                    }
                     if inner.status == MissionStatus::Reconnecting {
                         self.set_status(w, &mut inner, MissionStatus::Running, None)
                             .await;

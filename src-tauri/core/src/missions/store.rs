@@ -283,6 +283,21 @@ impl MissionStore {
         .await
     }
 
+    /// The mission is of eve's token generation (its stream named version 20 or below):
+    /// from now on it keeps the newest token a waiting session hands out.
+    pub async fn accept_tokens(&self, session_id: &str) -> Result<()> {
+        let id = session_id.to_owned();
+        self.with(move |c| {
+            c.execute(
+                "UPDATE missions SET continuation_token = '' WHERE session_id = ?1 AND continuation_token IS NULL",
+                [&id],
+            )
+            .map(|_| ())
+            .map_err(db_err)
+        })
+        .await
+    }
+
     /// Records a mission started elsewhere (another computer, a script), known only
     /// by its id, to be followed after `last_event_id`.
     pub async fn adopt(
@@ -495,8 +510,12 @@ impl MissionStore {
                     } => Some(token),
                     _ => None,
                 }) {
+                    // Only a mission of eve's token generation keeps one: its create answer
+                    // gave a token, or its stream named version 20 or below. Later
+                    // generations may name the session id here, and refuse it back.
                     tx.execute(
-                        "UPDATE missions SET continuation_token = ?2 WHERE session_id = ?1",
+                        "UPDATE missions SET continuation_token = ?2
+                         WHERE session_id = ?1 AND continuation_token IS NOT NULL",
                         params![id, token],
                     )
                     .map_err(db_err)?;

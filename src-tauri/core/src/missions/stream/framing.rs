@@ -88,6 +88,14 @@ impl Framing {
         }
     }
 
+    /// The eve stream version the response named.
+    pub(super) fn stream_version(&self) -> Option<u32> {
+        match self {
+            Framing::Sse(_) => None,
+            Framing::Ndjson(reader) => reader.generation().version(),
+        }
+    }
+
     /// The response so far ends inside a record.
     pub(super) fn mid_record(&self) -> bool {
         match self {

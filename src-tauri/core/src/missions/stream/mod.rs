@@ -127,8 +127,12 @@ impl Default for WatchOptions {
 #[serde(tag = "type", rename_all = "camelCase")]
 #[ts(tag = "type", rename_all = "camelCase")]
 pub enum WatchUpdate {
-    /// Connected (again) and reading.
-    Connected { attempt: u32 },
+    /// Connected (again) and reading. `stream_version`: the eve stream version the
+    /// response names, if it names one.
+    Connected {
+        attempt: u32,
+        stream_version: Option<u32>,
+    },
     /// One event, new to this watcher.
     Event { event: MissionEvent },
     /// An NDJSON stream's cursor after a stored line: resume with `?startIndex=next`.

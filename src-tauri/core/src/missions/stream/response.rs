@@ -89,7 +89,10 @@ impl Position {
         on_update: &mut (impl FnMut(WatchUpdate) + Send),
     ) -> Result<ResponseEnd> {
         let (mut framing, idle_timeout) = self.framing_for(&resp, options)?;
-        on_update(WatchUpdate::Connected { attempt });
+        on_update(WatchUpdate::Connected {
+            attempt,
+            stream_version: framing.stream_version(),
+        });
         self.dedup.reconnected();
         let mut r = Reading {
             lines: Lines::new(self.cursor),

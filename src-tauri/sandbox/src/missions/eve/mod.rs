@@ -71,6 +71,9 @@ pub struct Rec {
 
 pub struct St {
     pub records: Vec<Rec>,
+    /// B: a waiting session names its own id as `continuationToken` (the
+    /// `sessionIdTokens` fault), as eve 0.31 and later do for ID-addressed sessions.
+    id_tokens: bool,
     /// Events decided and not yet appended, played at the session's pace.
     pending: VecDeque<Ev>,
     agent: Agent,
@@ -111,6 +114,9 @@ struct Meta {
     /// The agent delegates to a sub-agent before its report (the `delegate` fault).
     #[serde(default)]
     delegate: bool,
+    /// B's waiting records name the session id as their token (`sessionIdTokens`).
+    #[serde(default)]
+    id_tokens: bool,
 }
 
 /// Something that changed a session besides its own playing: logged so a restart
@@ -150,6 +156,7 @@ impl St {
         .delegating(meta.delegate);
         let mut st = St {
             records: Vec::new(),
+            id_tokens: meta.id_tokens,
             pending: VecDeque::new(),
             agent,
             after: After::Idle,
@@ -274,6 +281,9 @@ impl EveSession {
         if ev.kind == "session.waiting" && self.proto == MissionProtocol::EveA {
             st.token = new_token();
             ev.data["continuationToken"] = json!(st.token);
+        }
+        if ev.kind == "session.waiting" && st.id_tokens {
+            ev.data["continuationToken"] = json!(self.id);
         }
         let rec = match self.proto {
             MissionProtocol::Eve27 => wire::render_v27(&mut st.v27, &ev),
@@ -498,6 +508,7 @@ pub async fn create(
         transition: proto == MissionProtocol::Eve27 && shared.faults.v27_transition(),
         reply_deltas,
         delegate: shared.faults.delegate(),
+        id_tokens: proto == MissionProtocol::EveB && shared.faults.session_id_tokens(),
     };
     let mut st = St::fresh(&meta, proto);
     if let Some(dir) = &shared.missions.dir {
