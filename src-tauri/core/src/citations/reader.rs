@@ -679,7 +679,7 @@ impl DocxBody {
             .filter(|p| !p.text.trim().is_empty())
             .collect();
         let (refs_heading, refs_range) =
-            bibliography_span(&paras, &bibliographies, &self.containers, &is_heading)
+            bibliography_span(&paras, &bibliographies, &self.containers, is_heading)
                 .unwrap_or_else(|| references_span(&paras, &self.containers, is_heading));
 
         let mut doc = LocalDocument {

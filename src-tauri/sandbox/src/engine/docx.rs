@@ -356,7 +356,7 @@ impl<'a> Doc<'a> {
             let (first, last) = (tree.elems[b.first].start, tree.elems[b.last].end);
             let inside =
                 |p: &Para| tree.elems[p.elem].start >= first && tree.elems[p.elem].end <= last;
-            if let Some(start) = paras.iter().position(|p| inside(p)) {
+            if let Some(start) = paras.iter().position(inside) {
                 let scope = tree.elems[b.last].parent.unwrap_or(body);
                 let mut end = start;
                 while end < paras.len()
