@@ -13,8 +13,9 @@ use crate::missions::store::{MissionRecord, StoredEvent};
 use crate::missions::transcript::rfc3339;
 use docx_rs::{
     AbstractNumbering, AlignmentType, BreakType, Docx, Hyperlink, HyperlinkType, IndentLevel,
-    Level, LevelJc, LevelOverride, LevelText, NumberFormat, Numbering, NumberingId, Paragraph, Run,
-    RunFonts, SpecialIndentType, Start, Style, StyleType, Table, TableCell, TableRow,
+    Level, LevelJc, LevelOverride, LevelText, LineSpacing, LineSpacingType, NumberFormat,
+    Numbering, NumberingId, Paragraph, Run, RunFonts, SpecialIndentType, Start, Style, StyleType,
+    Table, TableCell, TableRow,
 };
 use pulldown_cmark::{Event, HeadingLevel, Options, Parser, Tag, TagEnd};
 use std::io::Cursor;
@@ -102,6 +103,21 @@ pub fn to_docx(doc: &ReportDoc) -> Result<Vec<u8>> {
     w.markdown(&doc.markdown);
     w.references();
     let mut docx = styles(Docx::new())
+        .default_fonts(
+            RunFonts::new()
+                .ascii(BODY_FONT)
+                .hi_ansi(BODY_FONT)
+                .cs(BODY_FONT),
+        )
+        .default_size(22)
+        // The rule said outright: LibreOffice reads a line height without one as exact,
+        // and a two-line title then overlaps itself.
+        .default_line_spacing(
+            LineSpacing::new()
+                .line_rule(LineSpacingType::Auto)
+                .after(120)
+                .line(264),
+        )
         .add_abstract_numbering(list_numbering(BULLETS, true))
         .add_abstract_numbering(list_numbering(DECIMAL, false));
     for n in w.numberings.drain(..) {
@@ -165,11 +181,16 @@ fn core_properties(title: &str, date: &str, author: Option<&str>) -> Result<Vec<
     Ok(w.into_inner().into_inner())
 }
 
-const BULLETS: usize = 1;
-const DECIMAL: usize = 2;
+// docx-rs always writes its own abstract numbering 1 and numbering 1 (decimal): the
+// report's own start above them, or its bullets would be numbers.
+const BULLETS: usize = 10;
+const DECIMAL: usize = 11;
+const FIRST_LIST: usize = 10;
 /// Word's indent step for a list level or a quote, in twentieths of a point.
 const STEP: i32 = 720;
 const MONOSPACE: &str = "Courier New";
+/// Word's own default; LibreOffice shows it with its metric twin, Carlito.
+const BODY_FONT: &str = "Calibri";
 
 /// The bulleted or numbered list definition, nine levels deep as Word's are.
 fn list_numbering(id: usize, bullets: bool) -> AbstractNumbering {
@@ -209,6 +230,7 @@ fn styles(docx: Docx) -> Docx {
             .next("Normal")
             .q_format(true)
             .outline_lvl(level - 1)
+            .line_spacing(LineSpacing::new().before(240).after(80))
             .bold()
             .size(size)
             .color("1F3864")
@@ -409,7 +431,7 @@ impl<'a> Writer<'a> {
             }
             Tag::List(start) => {
                 self.end_paragraph();
-                let num_id = self.numberings.len() + 1;
+                let num_id = FIRST_LIST + self.numberings.len();
                 let level = self.lists.len();
                 // Each list gets its own numbering, so a numbered list counts from its
                 // own start rather than continuing the previous one.
@@ -812,6 +834,21 @@ mod tests {
             "{numbering}"
         );
         assert!(numbering.contains("<w:numFmt w:val=\"bullet\" />"));
+        // The list's numbering names the bullets' definition, not docx-rs's own decimal one.
+        let num = numbering
+            .split("<w:num w:numId=\"")
+            .find(|n| n.starts_with(&format!("{}\"", a.1)))
+            .unwrap();
+        assert!(
+            num.contains(&format!("<w:abstractNumId w:val=\"{BULLETS}\" />")),
+            "{num}"
+        );
+        assert_eq!(
+            numbering
+                .matches(&format!("w:abstractNumId=\"{BULLETS}\""))
+                .count(),
+            1
+        );
         assert!(numbering.contains("<w:numFmt w:val=\"decimal\" />"));
     }
 
