@@ -3,26 +3,11 @@
 //! cursor, never takes the mission as finished, and `mission show` never says it is
 //! complete or waiting, in the seeds' dialect and in each of eve's generations.
 
+mod common;
+
 use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
-use std::process::{Command, Stdio};
+use common::casebook;
 use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_casebook");
-
-fn casebook(args: &[&str], url: &str, key: &str, data: &std::path::Path) -> Command {
-    let mut c = Command::new(BIN);
-    c.arg("--base-url")
-        .arg(url)
-        .args(args)
-        .env_remove("CASEBOOK_BASE_URL")
-        .env_remove("CASEBOOK_CITATIONS_KEY")
-        .env("CASEBOOK_INVESTIGATIONS_KEY", key)
-        .env("CASEBOOK_DATA_DIR", data)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    c
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stream_that_always_stops_inside_a_record_never_finishes_the_mission() {

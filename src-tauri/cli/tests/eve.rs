@@ -3,35 +3,14 @@
 //! cancel, and a watch from another computer that reads the whole log and stops at the
 //! newest turn.
 
-use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
-use std::process::{Command, Output, Stdio};
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_casebook");
+use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
+use common::ok;
+use std::process::Output;
 
 fn casebook(args: &[&str], url: &str, key: &str, data: &std::path::Path) -> Output {
-    Command::new(BIN)
-        .arg("--base-url")
-        .arg(url)
-        .args(args)
-        .env_remove("CASEBOOK_BASE_URL")
-        .env_remove("CASEBOOK_CITATIONS_KEY")
-        .env("CASEBOOK_INVESTIGATIONS_KEY", key)
-        .env("CASEBOOK_DATA_DIR", data)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .output()
-        .unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
+    common::casebook(args, url, key, data).output().unwrap()
 }
 
 /// The `--json` lines of a followed command: `{"id", "event", "data"}` each.

@@ -1,0 +1,86 @@
+//! Running the `casebook` binary against a sandbox, for the CLI's mission tests.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_casebook");
+
+/// `casebook --base-url URL ARGS` with the investigations key, its own data folder, no
+/// key from the environment for the other service, and no stdin.
+pub fn casebook(args: &[&str], url: &str, key: &str, data: &Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.arg("--base-url")
+        .arg(url)
+        .args(args)
+        .env_remove("CASEBOOK_BASE_URL")
+        .env_remove("CASEBOOK_CITATIONS_KEY")
+        .env("CASEBOOK_INVESTIGATIONS_KEY", key)
+        .env("CASEBOOK_DATA_DIR", data)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    c
+}
+
+/// A sandbox's address and key, and the data folder commands run with.
+#[derive(Clone)]
+pub struct Cli {
+    pub url: String,
+    pub key: String,
+}
+
+impl Cli {
+    pub fn new(service: &casebook_sandbox::RunningSandbox) -> Self {
+        Self {
+            url: service.base_url().to_owned(),
+            key: service.key().to_owned(),
+        }
+    }
+
+    /// Runs one command to its end on a blocking thread, so the sandbox in this process
+    /// keeps answering.
+    pub async fn run(&self, args: &[&str], data: &Path) -> Output {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let (url, key, data): (String, String, PathBuf) =
+            (self.url.clone(), self.key.clone(), data.to_owned());
+        tokio::task::spawn_blocking(move || {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            casebook(&args, &url, &key, &data).output().unwrap()
+        })
+        .await
+        .unwrap()
+    }
+
+    /// `mission start --objective OBJECTIVE --follow --json`: its output and the session id.
+    pub async fn start_following(&self, objective: &str, data: &Path) -> (String, String) {
+        let out = ok(&self
+            .run(
+                &[
+                    "mission",
+                    "start",
+                    "--objective",
+                    objective,
+                    "--follow",
+                    "--json",
+                ],
+                data,
+            )
+            .await);
+        let first: serde_json::Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
+        let sid = first["sessionId"].as_str().unwrap().to_owned();
+        (out, sid)
+    }
+}
+
+/// The output of a command that must have succeeded.
+pub fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "exit {:?}: {}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout.clone()).unwrap()
+}
