@@ -47,3 +47,43 @@ pub fn environment(pid: u32) -> Vec<String> {
         .map(|kv| String::from_utf8_lossy(kv).into_owned())
         .collect()
 }
+
+/// `pid`'s state letter and parent, from /proc; `None` once it has gone.
+fn state_and_parent(pid: u32) -> Option<(char, u32)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
+/// Whether `pid` still runs: a zombie has already let go of its sockets and names.
+pub(crate) fn alive(pid: u32) -> bool {
+    state_and_parent(pid).is_some_and(|(state, _)| state != 'Z' && state != 'X')
+}
+
+/// Every running process descended from `pid` (its children, theirs, and so on), with
+/// its name.
+pub(crate) fn descendants(pid: u32) -> Vec<(u32, String)> {
+    let mut all = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(p) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if let Some((state, ppid)) = state_and_parent(p)
+            && state != 'Z'
+        {
+            let comm = std::fs::read_to_string(format!("/proc/{p}/comm")).unwrap_or_default();
+            all.push((p, ppid, comm.trim().to_owned()));
+        }
+    }
+    let mut out: Vec<(u32, String)> = Vec::new();
+    let mut parents = vec![pid];
+    while let Some(parent) = parents.pop() {
+        for (p, _, comm) in all.iter().filter(|(_, pp, _)| *pp == parent) {
+            out.push((*p, comm.clone()));
+            parents.push(*p);
+        }
+    }
+    out
+}

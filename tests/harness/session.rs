@@ -1,5 +1,6 @@
 //! The real app under tauri-driver + WebKitWebDriver, driven through WebDriver.
 
+use crate::procs::{alive, descendants};
 use crate::{Xvfb, app_binary, artifacts_dir, run};
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -22,13 +23,48 @@ pub struct AppOptions {
     pub binary: Option<PathBuf>,
 }
 
-/// Kills tauri-driver (and so WebKitWebDriver and the app) however the test ends.
+/// tauri-driver, WebKitWebDriver and the app they started: all ended, and waited for,
+/// however the test ends.
 struct Driver(Child);
+
+/// WebKitWebDriver's name as /proc keeps it (15 bytes).
+const WEBKIT_DRIVER: &str = "WebKitWebDriver";
+
+impl Driver {
+    /// Waits, up to `patience`, for what the drivers started (the app and its WebKit
+    /// processes) to end on its own, as it does when the session is closed.
+    async fn app_gone(&self, patience: Duration) {
+        let deadline = Instant::now() + patience;
+        while Instant::now() < deadline
+            && descendants(self.0.id())
+                .iter()
+                .any(|(pid, name)| name != WEBKIT_DRIVER && alive(*pid))
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
 
 impl Drop for Driver {
     fn drop(&mut self) {
+        // Killing tauri-driver alone left WebKitWebDriver running, and the app too when
+        // it was slow to quit: on a loaded machine the next start on the same data folder
+        // met the old app on its way out, its single-instance handover failed, and the
+        // new app exited before WebDriver had a session with it.
+        let tree = descendants(self.0.id());
         let _ = self.0.kill();
         let _ = self.0.wait();
+        if !tree.is_empty() {
+            let _ = Command::new("kill")
+                .arg("-KILL")
+                .args(tree.iter().map(|(pid, _)| pid.to_string()))
+                .stderr(Stdio::null())
+                .status();
+        }
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while tree.iter().any(|(pid, _)| alive(*pid)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
@@ -138,18 +174,21 @@ impl App {
                     "args": opts.args,
                 }),
             );
-            match ClientBuilder::rustls()
-                .expect("rustls client")
-                .capabilities(caps)
-                .connect(&format!("http://127.0.0.1:{port}"))
-                .await
-            {
-                Ok(client) => {
+            // An app that exits as it starts leaves the session request unanswered: the
+            // wait only turns that hang into another try.
+            let mut builder = ClientBuilder::rustls().expect("rustls client");
+            builder.capabilities(caps);
+            let url = format!("http://127.0.0.1:{port}");
+            match tokio::time::timeout(Duration::from_secs(120), builder.connect(&url)).await {
+                Ok(Ok(client)) => {
                     session = Some((client, driver));
                     break;
                 }
-                Err(e) => {
-                    last_error = e.to_string();
+                failed => {
+                    last_error = match failed {
+                        Ok(Err(e)) => e.to_string(),
+                        _ => "no answer to the session request in 120 s".to_owned(),
+                    };
                     drop(driver);
                     tokio::time::sleep(Duration::from_secs(1)).await;
                 }
@@ -418,9 +457,13 @@ impl App {
         (wx + (x + w / 2.0) as i32, wy + (y + h / 2.0) as i32)
     }
 
-    /// Ends the WebDriver session (which closes the app), then stops the driver.
+    /// Ends the WebDriver session (which closes the app), waits for the app to quit,
+    /// then stops the drivers and whatever is left.
     pub async fn close(self) {
         let _ = self.client.clone().close().await;
+        // What the app does on its way out is part of what a test checks on a restart;
+        // killing it at once would skip that, and waiting ends when it does.
+        self._driver.app_gone(Duration::from_secs(30)).await;
         drop(self);
     }
 }
