@@ -125,8 +125,8 @@ pub fn to_docx(doc: &ReportDoc) -> Result<Vec<u8>> {
     }
     for block in w.blocks.drain(..) {
         docx = match block {
-            Block::Paragraph(p) => docx.add_paragraph(p),
-            Block::Table(t) => docx.add_table(t),
+            Block::Paragraph(p) => docx.add_paragraph(*p),
+            Block::Table(t) => docx.add_table(*t),
         };
     }
     let date = rfc3339(doc.date_ms);
@@ -286,8 +286,8 @@ fn monospace() -> RunFonts {
 }
 
 enum Block {
-    Paragraph(Paragraph),
-    Table(Table),
+    Paragraph(Box<Paragraph>),
+    Table(Box<Table>),
 }
 
 /// A list being written: its numbering, and whether its current item's first
@@ -353,16 +353,16 @@ impl<'a> Writer<'a> {
         } else {
             title
         };
-        self.blocks.push(Block::Paragraph(
+        self.blocks.push(Block::Paragraph(Box::new(
             Paragraph::new()
                 .style("Title")
                 .add_run(Run::new().add_text(title)),
-        ));
-        self.blocks.push(Block::Paragraph(
+        )));
+        self.blocks.push(Block::Paragraph(Box::new(
             Paragraph::new()
                 .style("Subtitle")
                 .add_run(Run::new().add_text(format!("Mission report, {}", day(date_ms)))),
-        ));
+        )));
     }
 
     fn markdown(&mut self, md: &str) {
@@ -393,12 +393,12 @@ impl<'a> Writer<'a> {
             Event::HardBreak => self.push_run(Run::new().add_break(BreakType::TextWrapping)),
             Event::Rule => {
                 self.end_paragraph();
-                self.blocks.push(Block::Paragraph(
+                self.blocks.push(Block::Paragraph(Box::new(
                     Paragraph::new()
                         .style("Normal")
                         .align(AlignmentType::Center)
                         .add_run(Run::new().add_text("* * *")),
-                ));
+                )));
             }
             Event::TaskListMarker(done) => self.text(if done { "☒ " } else { "☐ " }),
         }
@@ -511,7 +511,7 @@ impl<'a> Writer<'a> {
             }
             TagEnd::Table => {
                 if let Some(t) = self.table.take() {
-                    self.blocks.push(Block::Table(Table::new(t.rows)));
+                    self.blocks.push(Block::Table(Box::new(Table::new(t.rows))));
                 }
             }
             TagEnd::Emphasis => self.italic = self.italic.saturating_sub(1),
@@ -599,7 +599,7 @@ impl<'a> Writer<'a> {
             return;
         }
         if let Some(p) = self.para.take() {
-            self.blocks.push(Block::Paragraph(p));
+            self.blocks.push(Block::Paragraph(Box::new(p)));
         }
     }
 
@@ -656,11 +656,11 @@ impl<'a> Writer<'a> {
         if self.sources.is_empty() {
             return;
         }
-        self.blocks.push(Block::Paragraph(
+        self.blocks.push(Block::Paragraph(Box::new(
             Paragraph::new()
                 .style("Heading1")
                 .add_run(Run::new().add_text("References")),
-        ));
+        )));
         for (i, s) in self.sources.iter().enumerate() {
             let n = i + 1;
             let mut p = Paragraph::new()
@@ -684,7 +684,7 @@ impl<'a> Writer<'a> {
                         .add_run(Run::new().style("Hyperlink").add_text(&s.url)),
                 )
                 .add_run(Run::new().add_text(format!(". Accessed {}.", day(s.accessed_ms))));
-            self.blocks.push(Block::Paragraph(p));
+            self.blocks.push(Block::Paragraph(Box::new(p)));
         }
     }
 }
