@@ -357,7 +357,7 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                 facts.push(fact(
                     "interaction.settled",
                     turn,
-                    json!({"interactionId": r["requestId"], "outcome": "answered",
+                    json!({"interactionId": r["requestId"], "outcome": "accepted",
                            "cause": {"responseId": response_id}, "response": r["response"]}),
                 ));
             }
