@@ -252,3 +252,30 @@ fn a_v27_pause_is_the_person_s_only_when_it_awaits_an_interaction() {
         None
     );
 }
+
+#[test]
+fn a_failed_turn_says_eve_s_message_and_hint_and_leaves_the_session_waiting() {
+    let ev = |name: &str, data: &str| MissionEvent::new(None, name.into(), data);
+    let settled = protocol::read(&ev(
+        "turn.settled",
+        r#"{"turnId":"t1","outcome":"failed","error":{"code":"model_unavailable","message":"The model did not answer.","hint":"Try again in a minute."}}"#,
+    ));
+    assert!(
+        matches!(
+            settled.as_slice(),
+            [Fact::TurnEnded { outcome, error: Some(e), session_waits: true }]
+                if outcome == "failed" && e == "The model did not answer. (Try again in a minute.)"
+        ),
+        "{settled:?}"
+    );
+    // B: the failed turn, then the session waits: usable, not failed.
+    let b: Vec<Fact> = [
+        ev("turn.failed", r#"{"error":{"message":"Tool crashed."}}"#),
+        ev("session.waiting", "{}"),
+    ]
+    .iter()
+    .flat_map(protocol::read)
+    .collect();
+    use casebook_core::missions::store::MissionStatus;
+    assert_eq!(MissionStatus::Running.after(&b), MissionStatus::Waiting);
+}

@@ -19,13 +19,18 @@ pub(super) fn each<'a>(d: &'a Value, key: &str) -> impl Iterator<Item = &'a Valu
     d.get(key).and_then(Value::as_array).into_iter().flatten()
 }
 
-/// eve's `{code, message}` error, or a `message` beside the other fields.
+/// eve's `{code, message, hint?}` error, or a `message` beside the other fields. eve
+/// 27's hint says what the person can do about it, so it goes with the message.
 pub(super) fn error_message(d: &Value) -> Option<String> {
     let e = d.get("error").unwrap_or(d);
-    e.get("message")
+    let message = e
+        .get("message")
         .and_then(Value::as_str)
-        .or_else(|| e.as_str())
-        .map(str::to_owned)
+        .or_else(|| e.as_str())?;
+    Some(match e.get("hint").and_then(Value::as_str) {
+        Some(hint) if !hint.trim().is_empty() => format!("{message} ({})", hint.trim()),
+        _ => message.to_owned(),
+    })
 }
 
 /// The first text part of a message's parts.
