@@ -19,7 +19,8 @@ async fn a_report_is_saved_as_word_then_cited_and_saved_from_the_window() {
         // The first save dialog answers the report's path, the next the cited copy's.
         dialog_path: Some(format!("{}:{}", report.display(), cited.display())),
         env: vec![
-            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "40".into()),
+            // Slow enough that the Report tab is seen before the report is written.
+            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "100".into()),
             ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), "150".into()),
         ],
         ..Default::default()
@@ -38,7 +39,7 @@ async fn a_report_is_saved_as_word_then_cited_and_saved_from_the_window() {
             "{id} is offered without a report"
         );
     }
-    until_for(90, "the mission waits for the next message", || async {
+    until_for(120, "the mission waits for the next message", || async {
         app.text("mission-status").await.trim() == "Waiting for you"
     })
     .await;
