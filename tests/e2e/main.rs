@@ -8,4 +8,5 @@ mod conversation;
 mod missions;
 mod remote;
 mod report;
+mod returned;
 mod shell;
