@@ -108,8 +108,68 @@ fn load_deck(pkg: &mut Package<'_>, main: &str) -> Result<Deck, EngineError> {
 }
 
 fn slide_paras(tree: &Tree<'_>) -> Vec<SPara> {
+    paras_of(tree, false)
+}
+
+/// The `mc:Fallback` copies of a slide's paragraphs, which older readers show.
+fn fallback_paras(tree: &Tree<'_>) -> Vec<SPara> {
+    paras_of(tree, true)
+}
+
+/// For each of `paras` (a slide's), its `mc:Fallback` copy when alternate content
+/// holds it (`Ok(Some)`, cited alike), `Ok(None)` outside alternate content, and
+/// `Err(())` when the fallback does not hold the same paragraphs: citing one copy
+/// only would make them disagree.
+fn twins(tree: &Tree<'_>, paras: &[SPara]) -> Vec<Result<Option<SPara>, ()>> {
+    let mut out: Vec<Result<Option<SPara>, ()>> = (0..paras.len()).map(|_| Ok(None)).collect();
+    let mut copies: Vec<Option<SPara>> = fallback_paras(tree).into_iter().map(Some).collect();
+    let nearest_fallback = |elem: usize| {
+        tree.ancestors(elem)
+            .find(|&x| tree.elems[x].is(Ns::Mc, "Fallback"))
+    };
+    let mut handled = vec![false; paras.len()];
+    for (ac, e) in tree.elems.iter().enumerate() {
+        if !e.is(Ns::Mc, "AlternateContent") || nearest_fallback(ac).is_some() {
+            continue;
+        }
+        let (Some(choice), Some(fallback)) = (
+            tree.child(ac, Ns::Mc, "Choice"),
+            tree.child(ac, Ns::Mc, "Fallback"),
+        ) else {
+            continue;
+        };
+        let originals: Vec<usize> = (0..paras.len())
+            .filter(|&i| !handled[i] && tree.is_within(paras[i].elem, choice))
+            .collect();
+        let mine: Vec<usize> = (0..copies.len())
+            .filter(|&c| {
+                copies[c]
+                    .as_ref()
+                    .is_some_and(|p| nearest_fallback(p.elem) == Some(fallback))
+            })
+            .collect();
+        let same = originals.len() == mine.len()
+            && originals
+                .iter()
+                .zip(&mine)
+                .all(|(&o, &c)| copies[c].as_ref().is_some_and(|p| p.text == paras[o].text));
+        for (k, &o) in originals.iter().enumerate() {
+            handled[o] = true;
+            out[o] = if same {
+                Ok(copies[mine[k]].take())
+            } else {
+                Err(())
+            };
+        }
+    }
+    out
+}
+
+/// A slide's paragraphs, or with `copies` only those of its `mc:Fallback` branches.
+fn paras_of(tree: &Tree<'_>, copies: bool) -> Vec<SPara> {
     let n = tree.elems.len();
     let mut excluded = vec![false; n];
+    let mut in_fallback = vec![false; n];
     let mut para_of: Vec<Option<usize>> = vec![None; n];
     let mut sp_of: Vec<Option<usize>> = vec![None; n];
     let mut slot: Vec<Option<usize>> = vec![None; n];
@@ -117,7 +177,8 @@ fn slide_paras(tree: &Tree<'_>) -> Vec<SPara> {
     for i in 0..n {
         let e = &tree.elems[i];
         let parent = e.parent;
-        excluded[i] = parent.is_some_and(|p| excluded[p]) || e.is(Ns::Mc, "Fallback");
+        in_fallback[i] = parent.is_some_and(|p| in_fallback[p]) || e.is(Ns::Mc, "Fallback");
+        excluded[i] = !copies && in_fallback[i];
         if excluded[i] {
             continue;
         }
@@ -134,6 +195,9 @@ fn slide_paras(tree: &Tree<'_>) -> Vec<SPara> {
             parent.and_then(|p| sp_of[p])
         };
         if a(e, "p") {
+            if copies && !in_fallback[i] {
+                continue;
+            }
             slot[i] = Some(paras.len());
             paras.push(SPara {
                 elem: i,
@@ -458,11 +522,16 @@ pub(crate) fn cite(
             (&slides[si].tree, &slides[si].paras[pi])
         }
     };
+    let slide_twins: Vec<Vec<Result<Option<SPara>, ()>>> =
+        slides.iter().map(|s| twins(&s.tree, &s.paras)).collect();
+    let twin_of = |si: usize, n: bool, pi: usize| if n { &Ok(None) } else { &slide_twins[si][pi] };
     let eligible: Vec<bool> = cands
         .iter()
         .map(|&(si, n, pi)| {
             let p = para_of(si, n, pi).1;
-            p.style.is_none() && p.text.trim().chars().count() >= MIN_CITABLE_CHARS
+            p.style.is_none()
+                && p.text.trim().chars().count() >= MIN_CITABLE_CHARS
+                && twin_of(si, n, pi).is_ok()
         })
         .collect();
 
@@ -484,7 +553,10 @@ pub(crate) fn cite(
     for (ci, (&(si, n, pi), works)) in cands.iter().zip(chosen).enumerate() {
         let (tree, p) = para_of(si, n, pi);
         for (anc, citation) in insertions(&p.text, works, &cites, opts, ci as u64) {
-            let e = citation_edits(tree, p, anc, &citation);
+            let mut e = citation_edits(tree, p, anc, &citation);
+            if let Ok(Some(twin)) = twin_of(si, n, pi) {
+                e.extend(citation_edits(tree, twin, anc, &citation));
+            }
             if n {
                 note_edits[si].extend(e);
             } else {

@@ -1743,3 +1743,62 @@ fn engine_docx_corpus_tracked_changes_text_boxes_and_controls_are_cited_carefull
         }
     }
 }
+
+/// A shape written twice as alternate content, its fallback holding `fallback`.
+fn alternate_sp(choice: &str, fallback: &str) -> String {
+    let para = |t: &str| format!("<a:p><a:r><a:t>{t}</a:t></a:r></a:p>");
+    format!(
+        r#"<mc:AlternateContent xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"><mc:Choice Requires="a14">{}</mc:Choice><mc:Fallback>{}</mc:Fallback></mc:AlternateContent>"#,
+        sp(3, "", &choice.split('|').map(para).collect::<String>()),
+        sp(4, "", &fallback.split('|').map(para).collect::<String>()),
+    )
+}
+
+/// The text of each `a:p` of each `mc:Choice` and `mc:Fallback` of a slide.
+fn slide_alternates(xml: &str) -> Vec<(Vec<String>, Vec<String>)> {
+    let t = Tree::parse(xml, "s").unwrap();
+    let paras = |of: usize| -> Vec<String> {
+        t.descendants(of)
+            .filter(|&d| t.elems[d].is(Ns::A, "p"))
+            .map(|p| {
+                t.descendants(p)
+                    .filter(|&d| t.elems[d].is(Ns::A, "t"))
+                    .map(|d| decode(t.inner(d)).0)
+                    .collect::<String>()
+            })
+            .collect()
+    };
+    (0..t.elems.len())
+        .filter(|&i| t.elems[i].is(Ns::Mc, "AlternateContent"))
+        .map(|a| {
+            (
+                paras(t.child(a, Ns::Mc, "Choice").unwrap()),
+                paras(t.child(a, Ns::Mc, "Fallback").unwrap()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn engine_pptx_both_copies_of_alternate_content_get_the_same_citation() {
+    let a = format!("{LONG} on a shape.");
+    let b = format!("{LONG} on its second line!");
+    let same = alternate_sp(&format!("{a}|{b}"), &format!("{a}|{b}"));
+    let differ = alternate_sp(&a, &b);
+    let bytes = pptx_with_slides(&[&same, &differ]);
+    assert_eq!(
+        parse(&bytes).unwrap().paragraphs.len(),
+        3,
+        "each copy read once"
+    );
+    for o in careful_options() {
+        let out = cite(&bytes, &o).unwrap();
+        assert_eq!(out.stats.paragraphs_cited, 2, "{o:?}");
+        let s1 = slide_alternates(&part(&out.bytes, "ppt/slides/slide1.xml"));
+        assert!(s1[0].0.iter().all(|t| t.contains(" (")), "{s1:?}");
+        assert_eq!(s1[0].0, s1[0].1, "{o:?}");
+        // Copies that differ are left alone, both.
+        let s2 = slide_alternates(&part(&out.bytes, "ppt/slides/slide2.xml"));
+        assert_eq!(s2, vec![(vec![a.clone()], vec![b.clone()])]);
+    }
+}
