@@ -9,8 +9,8 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::conversation::Conversation;
+use crate::missions::store::rfc3339;
 use crate::missions::store::{MissionRecord, StoredEvent};
-use crate::missions::transcript::rfc3339;
 use docx_rs::{
     AbstractNumbering, AlignmentType, BreakType, Docx, Hyperlink, HyperlinkType, IndentLevel,
     Level, LevelJc, LevelOverride, LevelText, LineSpacing, LineSpacingType, NumberFormat,

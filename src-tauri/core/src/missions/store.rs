@@ -10,6 +10,9 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
+use time::OffsetDateTime;
+use time::format_description::BorrowedFormatItem;
+use time::macros::format_description;
 use ts_rs::TS;
 
 /// Each entry moves the schema one version up; the index + 1 is the version.
@@ -186,6 +189,17 @@ pub fn not_found(session_id: &str) -> Error {
         ErrorCode::NotFound,
         format!("No mission {session_id} in this computer's history."),
     )
+}
+
+/// RFC 3339 in UTC with seconds, e.g. `2026-05-01T09:30:00Z`.
+pub fn rfc3339(ms: i64) -> String {
+    const FORMAT: &[BorrowedFormatItem<'_>] =
+        format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
+    OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
+        .ok()
+        .and_then(|t| t.format(FORMAT).ok())
+        // Past year 9999: no reader of an export needs a calendar date for that.
+        .unwrap_or_else(|| format!("{ms} ms since 1970"))
 }
 
 fn now_ms() -> i64 {
@@ -866,6 +880,13 @@ fn migrate(conn: &mut Connection) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rfc3339_known_instants() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(1_777_627_800_999), "2026-05-01T09:30:00Z");
+    }
 
     fn ev(id: &str, name: &str) -> MissionEvent {
         MissionEvent::new(Some(id.into()), name.into(), "{\"n\":1}")

@@ -7,24 +7,10 @@ use crate::missions::cards::dollars;
 use crate::missions::client::format_usd;
 use crate::missions::conversation::{Conversation, ItemKind};
 use crate::missions::report_docx::{self, ReportDoc};
-use crate::missions::store::{MissionRecord, MissionStore, StoredEvent};
+use crate::missions::store::{MissionRecord, MissionStore, StoredEvent, rfc3339};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fmt::Write;
-use time::OffsetDateTime;
-use time::format_description::BorrowedFormatItem;
-use time::macros::format_description;
-
-/// RFC 3339 in UTC with seconds, e.g. `2026-05-01T09:30:00Z`.
-pub fn rfc3339(ms: i64) -> String {
-    const FORMAT: &[BorrowedFormatItem<'_>] =
-        format_description!("[year]-[month]-[day]T[hour]:[minute]:[second]Z");
-    OffsetDateTime::from_unix_timestamp_nanos(i128::from(ms) * 1_000_000)
-        .ok()
-        .and_then(|t| t.format(FORMAT).ok())
-        // Past year 9999: no reader of an export needs a calendar date for that.
-        .unwrap_or_else(|| format!("{ms} ms since 1970"))
-}
 
 /// Text that must stay on one line of a Markdown heading or list.
 fn one_line(s: &str) -> String {
@@ -329,13 +315,6 @@ mod tests {
             stored(7, "turn.cancelled", r#"{"reason":"user"}"#),
             stored(8, "session.waiting", r#"{"reason":"cancelled"}"#),
         ]
-    }
-
-    #[test]
-    fn rfc3339_known_instants() {
-        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339(951_782_400_000), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339(1_777_627_800_999), "2026-05-01T09:30:00Z");
     }
 
     #[test]
