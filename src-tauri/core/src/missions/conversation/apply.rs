@@ -118,20 +118,7 @@ impl Conversation {
                 name,
                 ends_here,
                 call,
-            } => {
-                if let Some(call) = call {
-                    if self.progress.agents.len() >= MAX_OPEN_KEYS {
-                        self.progress.agents.remove(0);
-                    }
-                    self.progress.agents.push((call.clone(), name.clone()));
-                }
-                let at = self.open_step(format!("agent:{key}"), "agent", name, None, seq);
-                // Followed on its own stream: a finished step here.
-                if !ends_here {
-                    self.take_key(&format!("agent:{key}"));
-                    self.settle_step(at, "completed", None, None, seq);
-                }
-            }
+            } => self.child_started(key, name, *ends_here, call.as_deref(), seq),
             Fact::ChildEnded { key, output } => {
                 if let Some(at) = self.take_key(&format!("agent:{key}")) {
                     self.settle_step(at, "completed", output.as_ref(), None, seq);
@@ -163,13 +150,7 @@ impl Conversation {
                 }
             }
             Fact::SignInSettled { name, outcome } => {
-                if let Some(at) = self.take_key(&format!("auth:{name}")) {
-                    let item = self.touch(at, seq);
-                    item.open = false;
-                    if let Some(x) = &mut item.sign_in {
-                        x.outcome = Some(outcome.as_deref().unwrap_or("authorized").to_owned());
-                    }
-                }
+                self.sign_in_settled(name, outcome.as_deref(), seq)
             }
             Fact::SpendReported { usd } => {
                 self.progress.reported_usd = Some(*usd);
@@ -287,6 +268,40 @@ impl Conversation {
             "its background tasks".into()
         } else {
             each.join(" and ")
+        }
+    }
+
+    fn child_started(
+        &mut self,
+        key: &str,
+        name: &str,
+        ends_here: bool,
+        call: Option<&str>,
+        seq: u64,
+    ) {
+        if let Some(call) = call {
+            if self.progress.agents.len() >= MAX_OPEN_KEYS {
+                self.progress.agents.remove(0);
+            }
+            self.progress
+                .agents
+                .push((call.to_owned(), name.to_owned()));
+        }
+        let at = self.open_step(format!("agent:{key}"), "agent", name, None, seq);
+        // Followed on its own stream: a finished step here.
+        if !ends_here {
+            self.take_key(&format!("agent:{key}"));
+            self.settle_step(at, "completed", None, None, seq);
+        }
+    }
+
+    fn sign_in_settled(&mut self, name: &str, outcome: Option<&str>, seq: u64) {
+        if let Some(at) = self.take_key(&format!("auth:{name}")) {
+            let item = self.touch(at, seq);
+            item.open = false;
+            if let Some(x) = &mut item.sign_in {
+                x.outcome = Some(outcome.unwrap_or("authorized").to_owned());
+            }
         }
     }
 
