@@ -504,6 +504,7 @@ async fn a_last_event_id_outside_the_described_pattern_is_refused() {
         "?lastEventId=12345678901234567890",
         "?lastEventId=ev_0123456789ABCDEF",
         "?lastEventId=ev_0123456789abcde",
+        "?lastEventId=1&lastEventId=1",
         "?lastEventId=1&lastEventId=2",
         "?lastEventId=1&lastEventId=abc",
     ] {
