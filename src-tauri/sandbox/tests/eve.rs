@@ -1171,12 +1171,24 @@ async fn a_fixed_pace_is_kept_on_a_schedule_so_deltas_come_at_their_rate() {
         .filter(|v| v["type"] == "message.appended")
         .map(|v| ms_of_day(v["meta"]["at"].as_str().unwrap()))
         .collect();
-    // The report's deltas are the last 600; 599 gaps of 5 ms (sleeping each gap after
-    // the last record took 3.8 s: timer slack added up).
+    // The report's deltas are the last 600. Sleeping each gap after the last record
+    // made every gap the pace plus the timer's slack (3.8 s for the 599, gaps of 6 ms
+    // and more). On a schedule a late delta is followed by a quick one, so the typical
+    // gap is the pace however busy the machine is; how long the whole took is not
+    // asserted, since a loaded machine makes that anything.
     let report = &at[at.len() - 600..];
-    let span = (report[599] - report[0]).rem_euclid(86_400_000.0);
+    let mut gaps: Vec<f64> = report
+        .windows(2)
+        .map(|w| (w[1] - w[0]).rem_euclid(86_400_000.0))
+        .collect();
+    gaps.sort_by(f64::total_cmp);
+    let median = gaps[gaps.len() / 2];
     assert!(
-        (2900.0..3500.0).contains(&span),
-        "600 deltas took {span} ms"
+        median <= 5.0,
+        "the typical gap between deltas is {median} ms, not the 5 ms pace: {gaps:?}"
     );
+    // Paced at all: never ahead of the schedule, which forgives a lateness of at most
+    // MAX_CATCH_UP (1 s), so the 599 gaps of 5 ms take 2 s at the very least.
+    let span: f64 = gaps.iter().sum();
+    assert!(span >= 2000.0, "600 deltas in {span} ms");
 }
