@@ -12,6 +12,8 @@
 //! LibreOffice headless (a .docx to text, a .pptx to flat ODP, whose notes pages hold
 //! the speaker notes).
 
+mod common;
+
 use casebook_sandbox::{
     CiteShape, CiteStyle, CiteVariants, ErrorFamily, Placement, RunningSandbox, SandboxConfig,
 };
@@ -259,24 +261,7 @@ static SOFFICE: Mutex<()> = Mutex::new(());
 fn libreoffice(path: &Path, format: &str, ext: &str) -> String {
     let _one = SOFFICE.lock().unwrap_or_else(|p| p.into_inner());
     let out_dir = tempfile::tempdir().unwrap();
-    let profile = tempfile::tempdir().unwrap();
-    let run = Command::new("soffice")
-        .arg(format!(
-            "-env:UserInstallation=file://{}",
-            profile.path().display()
-        ))
-        .args([
-            "--headless",
-            "--norestore",
-            "--convert-to",
-            format,
-            "--outdir",
-        ])
-        .arg(out_dir.path())
-        .arg(path)
-        .output()
-        .expect("LibreOffice (soffice) is installed");
-    assert!(run.status.success(), "soffice failed: {}", stderr(&run));
+    let run = common::soffice(&[path], format, out_dir.path());
     let converted = out_dir
         .path()
         .join(Path::new(path.file_name().unwrap()).with_extension(ext));

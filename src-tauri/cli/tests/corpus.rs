@@ -7,6 +7,8 @@
 //! and converted to PDF by LibreOffice. A refusal passes only for a file no reader can
 //! read, with a message. The corpus is part of the contract: without it this fails.
 
+mod common;
+
 use casebook_core::citations::client::{
     CitationClient, CiteOptions, Input, Mode, ValidOptions, no_progress,
 };
@@ -433,28 +435,8 @@ fn every_corpus_document_is_parsed_and_cited_in_every_mode_and_each_output_holds
 
     // LibreOffice: every output converted to PDF in one run.
     let pdf_dir = tempfile::tempdir().unwrap();
-    let profile = tempfile::tempdir().unwrap();
-    let converted = Command::new("soffice")
-        .arg(format!(
-            "-env:UserInstallation=file://{}",
-            profile.path().display()
-        ))
-        .args([
-            "--headless",
-            "--norestore",
-            "--convert-to",
-            "pdf",
-            "--outdir",
-        ])
-        .arg(pdf_dir.path())
-        .args(outputs.iter().map(|(_, c, _)| c))
-        .output()
-        .expect("LibreOffice (soffice) is installed");
-    assert!(
-        converted.status.success(),
-        "soffice failed: {}",
-        stderr(&converted)
-    );
+    let cited: Vec<&Path> = outputs.iter().map(|(_, c, _)| c.as_path()).collect();
+    common::soffice(&cited, "pdf", pdf_dir.path());
     for (original, cited, mode) in &outputs {
         let pdf = pdf_dir
             .path()

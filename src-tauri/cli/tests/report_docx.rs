@@ -3,6 +3,8 @@
 //! `tests/tools/report_check.py`, LibreOffice headless), then cited by a service that
 //! refuses documents without a References section.
 
+mod common;
+
 use casebook_sandbox::{CiteVariants, MissionProtocol, Pace, RunningSandbox, SandboxConfig};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -123,24 +125,7 @@ fn python_docx(docx: &Path) -> Value {
 /// The text of `docx` as LibreOffice headless converts it.
 fn libreoffice_text(docx: &Path) -> String {
     let out_dir = tempfile::tempdir().unwrap();
-    let profile = tempfile::tempdir().unwrap();
-    let run = Command::new("soffice")
-        .arg(format!(
-            "-env:UserInstallation=file://{}",
-            profile.path().display()
-        ))
-        .args([
-            "--headless",
-            "--norestore",
-            "--convert-to",
-            "txt:Text (encoded):UTF8",
-            "--outdir",
-        ])
-        .arg(out_dir.path())
-        .arg(docx)
-        .output()
-        .expect("LibreOffice (soffice) is installed");
-    assert!(run.status.success(), "soffice failed");
+    common::soffice(&[docx], "txt:Text (encoded):UTF8", out_dir.path());
     let txt = out_dir
         .path()
         .join(docx.with_extension("txt").file_name().unwrap());
