@@ -77,6 +77,12 @@
 //! - `delegate`: `true` to have eve sessions created from now on hand one task to a
 //!   `researcher` sub-agent before their report (27: the turn pauses on that call and
 //!   resumes by itself);
+//! - `childRoute`: where a delegated sub-agent's stream is served: `"both"` (the
+//!   default: the parent's route `/eve/v1/session/{parent}/subagents/{callId}/{child}/stream`
+//!   and the child's own `/eve/v1/session/{child}/stream`), `"parent"` (only the parent's,
+//!   and sessions created from now on name it as the child's `streamPath`, as eve does
+//!   for a remote child) or `"own"` (only the child's own); the other answers
+//!   `404 Subagent stream not found.` / `404 Session not found.`;
 //! - `streamContentLength`: N > 0 to have every stream response (SSE and eve) declare
 //!   `Content-Length: N` and end after N bytes, inside a record (0: off); each counts in
 //!   `cutsMade`.
@@ -86,8 +92,8 @@
 
 use crate::auth::{bearer, error, error_with};
 use crate::{
-    CiteShape, CiteStyle, ErrorFamily, EventIds, Failure, MissionProtocol, ParseShape, Placement,
-    Shared,
+    ChildRoute, CiteShape, CiteStyle, ErrorFamily, EventIds, Failure, MissionProtocol, ParseShape,
+    Placement, Shared,
 };
 use axum::Json;
 use axum::body::Bytes;
@@ -138,6 +144,7 @@ struct FaultRequest {
     ignore_start_index: Option<bool>,
     stream_content_length: Option<u64>,
     delegate: Option<bool>,
+    child_route: Option<String>,
     history_expired: Option<bool>,
     session_id_tokens: Option<bool>,
     require_references: Option<bool>,
@@ -272,6 +279,15 @@ async fn set_faults(
             );
         }
     };
+    let child_route = match named(
+        req.child_route.as_deref(),
+        "childRoute",
+        ChildRoute::parse,
+        "both, parent, own",
+    ) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
     let cite_style = match named(
         req.cite_style.as_deref(),
         "citeStyle",
@@ -395,6 +411,9 @@ async fn set_faults(
     }
     if let Some(on) = req.delegate {
         f.set_delegate(on);
+    }
+    if let Some(route) = child_route {
+        f.set_child_route(route);
     }
     if let Some(on) = req.history_expired {
         f.set_history_expired(on);

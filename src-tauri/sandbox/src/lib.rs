@@ -25,8 +25,8 @@ mod routes;
 pub mod variants;
 
 pub use cite_variants::{CiteShape, CiteStyle, CiteVariants, ErrorFamily, Placement};
-pub use missions::StreamRequest;
-pub use variants::{EventIds, Failure, Faults, MissionProtocol, ParseShape};
+pub use missions::{ChildStreamRequest, StreamRequest};
+pub use variants::{ChildRoute, EventIds, Failure, Faults, MissionProtocol, ParseShape};
 
 /// Pure entry points into the request parsers, for `src-tauri/fuzz`; not an API.
 #[doc(hidden)]
@@ -155,6 +155,12 @@ impl RunningSandbox {
     /// legacy session.
     pub fn stream_requests(&self, session_id: &str) -> Vec<StreamRequest> {
         self.shared.missions.stream_requests(session_id)
+    }
+
+    /// The requests for a delegated sub-agent's stream so far, by route (the parent's or
+    /// its own), refused ones too. Empty until one is asked for.
+    pub fn child_stream_requests(&self, child_id: &str) -> Vec<ChildStreamRequest> {
+        self.shared.missions.child_stream_requests(child_id)
     }
 
     /// Stops serving and waits until the listener is closed.

@@ -75,6 +75,38 @@ pub enum MissionProtocol {
     Eve27,
 }
 
+/// Which routes serve a delegated sub-agent's stream (the `childRoute` knob).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChildRoute {
+    /// The parent's route (`/eve/v1/session/{parent}/subagents/{callId}/{child}/stream`)
+    /// and the child's own (`/eve/v1/session/{child}/stream`).
+    #[default]
+    Both = 0,
+    /// Only the parent's route, as for eve's remote children.
+    Parent = 1,
+    /// Only the child's own stream, as a server before the parent's route.
+    Own = 2,
+}
+
+impl ChildRoute {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "both" => Some(Self::Both),
+            "parent" => Some(Self::Parent),
+            "own" => Some(Self::Own),
+            _ => None,
+        }
+    }
+
+    pub fn serves_parent(self) -> bool {
+        self != Self::Own
+    }
+
+    pub fn serves_own(self) -> bool {
+        self != Self::Parent
+    }
+}
+
 impl MissionProtocol {
     pub fn parse(name: &str) -> Option<Self> {
         match name {
@@ -278,6 +310,7 @@ struct State_ {
     ignore_start_index: AtomicBool,
     stream_content_length: AtomicU64,
     delegate: AtomicBool,
+    child_route: AtomicU64,
     history_expired: AtomicBool,
     session_id_tokens: AtomicBool,
     cite: Mutex<crate::CiteVariants>,
@@ -616,6 +649,22 @@ impl Faults {
         self.0.delegate.load(Ordering::SeqCst)
     }
 
+    /// Where a delegated sub-agent's stream is served (the `childRoute` knob): both at
+    /// the parent's route and at the child's own, or at only one of them. Read at each
+    /// request; a session created under [`ChildRoute::Parent`] names the parent's route
+    /// as the child's `streamPath`, as eve does for a remote child.
+    pub fn set_child_route(&self, route: ChildRoute) {
+        self.0.child_route.store(route as u64, Ordering::SeqCst);
+    }
+
+    pub fn child_route(&self) -> ChildRoute {
+        match self.0.child_route.load(Ordering::SeqCst) {
+            1 => ChildRoute::Parent,
+            2 => ChildRoute::Own,
+            _ => ChildRoute::Both,
+        }
+    }
+
     /// eve streams answer `410 {code: "session_expired"}`, as eve 0.79.1 and later do once
     /// a session's history is past its retention.
     pub fn set_history_expired(&self, on: bool) {
@@ -670,6 +719,7 @@ impl Faults {
         self.set_ignore_start_index(false);
         self.set_stream_content_length(0);
         self.set_delegate(false);
+        self.set_child_route(ChildRoute::Both);
         self.set_history_expired(false);
         self.set_session_id_tokens(false);
         self.set_mission_protocol(MissionProtocol::from_index(

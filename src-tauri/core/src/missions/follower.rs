@@ -303,6 +303,8 @@ impl Follower {
             received_after_last_id: resume.since.into_iter().map(|e| e.event).collect(),
             start_index: resume.start_index,
             just_created: w.just_created,
+            settled: w.settled,
+            turns: self.store.turns(&w.record.session_id).await?,
             ..WatchOptions::default()
         };
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

@@ -2,7 +2,7 @@
 //! The store runs it as it appends, in the same transaction; whoever appends announces
 //! the status it got back.
 
-use crate::missions::protocol::Fact;
+use crate::missions::protocol::{Fact, TurnEnd, TurnTracker};
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -68,9 +68,28 @@ impl MissionStatus {
     /// The status a record's facts move a mission to. A cancelled turn leaves the
     /// session waiting; it shows as cancelled until the next turn. A record that says
     /// nothing of the lifecycle still shows that the stream is back.
+    ///
+    /// What a hold that does not say whose it is means is decided from the records
+    /// before: here only from the status (a mission waiting on the person has a question
+    /// open); [`Self::after_tracked`] with them all.
     pub fn after(self, facts: &[Fact]) -> Self {
+        let mut turns = match self {
+            MissionStatus::NeedsInput => TurnTracker::assuming_open_question(),
+            _ => TurnTracker::default(),
+        };
+        self.after_tracked(facts, &mut turns)
+    }
+
+    /// [`Self::after`], with `turns` folded over every record before these (and moved
+    /// on over them): a held turn is the person's only while a question it saw is open,
+    /// as the watch decides ([`TurnTracker`]).
+    pub fn after_tracked(self, facts: &[Fact], turns: &mut TurnTracker) -> Self {
         let moved = facts.iter().fold(None, |now: Option<Self>, fact| {
-            fact_moves(now.unwrap_or(self), fact).or(now)
+            let end = turns.observe(fact);
+            let now_or_self = now.unwrap_or(self);
+            held_moves(now_or_self, fact, end)
+                .or_else(|| fact_moves(fact))
+                .or(now)
         });
         match moved {
             Some(status) => status,
@@ -82,19 +101,27 @@ impl MissionStatus {
     }
 }
 
+/// Where a session's wait or a hold moves a mission, from what the tracker decided
+/// (`end`): the person's to act, the session's wait, or a turn going on by itself.
+fn held_moves(now: MissionStatus, fact: &Fact, end: Option<TurnEnd>) -> Option<MissionStatus> {
+    Some(match (fact, end) {
+        (Fact::Waiting { .. } | Fact::TurnHeld { .. }, Some(TurnEnd::NeedsInput)) => {
+            MissionStatus::NeedsInput
+        }
+        (Fact::Waiting { .. }, Some(_)) if now == MissionStatus::Cancelled => now,
+        (Fact::Waiting { .. }, Some(_)) => MissionStatus::Waiting,
+        (Fact::Waiting { .. } | Fact::TurnHeld { .. }, None) => MissionStatus::Running,
+        _ => return None,
+    })
+}
+
 /// The status one fact moves a mission in `now` to; `None` for a fact that does not.
-fn fact_moves(now: MissionStatus, fact: &Fact) -> Option<MissionStatus> {
+fn fact_moves(fact: &Fact) -> Option<MissionStatus> {
     Some(match fact {
         Fact::TurnStarted | Fact::TurnResumed | Fact::RequestSettled { .. } => {
             MissionStatus::Running
         }
-        Fact::TurnHeld {
-            for_person: true, ..
-        }
-        | Fact::RequestOpened(_) => MissionStatus::NeedsInput,
-        Fact::TurnHeld {
-            for_person: false, ..
-        } => MissionStatus::Running,
+        Fact::RequestOpened(_) => MissionStatus::NeedsInput,
         // A sign-in carried by an interaction holds the turn; eve 26's goes on by itself
         // once the browser's callback arrives.
         Fact::SignInOpened {
@@ -106,13 +133,6 @@ fn fact_moves(now: MissionStatus, fact: &Fact) -> Option<MissionStatus> {
             session_waits: true,
             ..
         } => MissionStatus::Waiting,
-        // A question asked before the turn parked (eve before 0.70) still needs its answer.
-        Fact::Waiting { .. }
-            if matches!(now, MissionStatus::Cancelled | MissionStatus::NeedsInput) =>
-        {
-            now
-        }
-        Fact::Waiting { .. } => MissionStatus::Waiting,
         Fact::SessionEnded { failed: true, .. } => MissionStatus::Failed,
         Fact::SessionEnded { failed: false, .. } => MissionStatus::Complete,
         _ => return None,
@@ -174,6 +194,12 @@ mod tests {
             r.after(&ev("turn.waiting", r#"{"on":"tasks"}"#)),
             MissionStatus::Running
         );
+        // Before 0.70 a hold with no `on`: the person's only with a question open.
+        assert_eq!(r.after(&ev("turn.waiting", "{}")), MissionStatus::Running);
+        assert_eq!(
+            s.after(&ev("turn.waiting", "{}")),
+            MissionStatus::NeedsInput
+        );
         assert_eq!(r.after(&ev("session.failed", "{}")), MissionStatus::Failed);
         assert_eq!(r.after(&ev("turn.paused", "{}")), MissionStatus::NeedsInput);
         assert_eq!(
@@ -192,5 +218,45 @@ mod tests {
             r.after(&ev("session.ended", r#"{"outcome":"failed"}"#)),
             MissionStatus::Failed
         );
+    }
+
+    /// The fold over a whole recorded stream agrees with the watch: a hold on
+    /// background tasks (in each of eve B's shapes) shows running, never waiting on the
+    /// person; a hold on a question shows needs_input at the record where the watch ends.
+    #[test]
+    fn held_turns_of_older_servers_fold_as_the_watch_decides() {
+        let fold = |records: &[(&str, &str)]| {
+            let mut turns = TurnTracker::default();
+            records
+                .iter()
+                .scan(MissionStatus::Running, |st, (name, data)| {
+                    let e = MissionEvent::new(None, (*name).into(), data);
+                    *st = st.after_tracked(&protocol::read(&e), &mut turns);
+                    Some(*st)
+                })
+                .collect::<Vec<_>>()
+        };
+        let start = ("turn.started", r#"{"turnId":"t1"}"#);
+        let task = ("task.started", r#"{"taskId":"k1","name":"crawl"}"#);
+        let question = (
+            "input.requested",
+            r#"{"requests":[{"requestId":"q1","prompt":"Which years?"}]}"#,
+        );
+        let waiting = ("session.waiting", "{}");
+        use MissionStatus::{NeedsInput, Running};
+        for hold in [
+            vec![("turn.waiting", "{}")],
+            vec![("turn.completed", r#"{"held":true}"#), waiting],
+            vec![waiting],
+        ] {
+            let mut s = vec![start, task];
+            s.extend(hold.iter().copied());
+            let got = fold(&s);
+            assert!(got.iter().all(|st| *st == Running), "{hold:?}: {got:?}");
+            let mut s = vec![start, question];
+            s.extend(hold.iter().copied());
+            let got = fold(&s);
+            assert_eq!(*got.last().unwrap(), NeedsInput, "{hold:?}: {got:?}");
+        }
     }
 }

@@ -5,7 +5,7 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::missions::cards::{self, Card};
 use crate::missions::client::{MissionSpec, Session};
 pub use crate::missions::lifecycle::MissionStatus;
-use crate::missions::protocol::{self, Fact, MissionEvent};
+use crate::missions::protocol::{self, Fact, MissionEvent, TurnTracker};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -88,7 +88,31 @@ const MIGRATIONS: &[&str] = &[
         found_by TEXT,
         PRIMARY KEY (session_id, n)
     );",
+    // 6: the API base a mission was started on (a deployment with several agents serves
+    // each under its own), so it is followed, answered and cancelled there after the
+    // setting changes. NULL: eve's single root agent, `/eve/v1`, all there was before.
+    "ALTER TABLE missions ADD COLUMN api_base TEXT;",
 ];
+
+/// What the mission's records before `seq` leave open (questions, a held turn), for a
+/// record whose meaning depends on them ([`TurnTracker`]).
+fn turns_before(c: &Connection, session_id: &str, seq: u64) -> Result<TurnTracker> {
+    let mut stmt = c
+        .prepare_cached(
+            "SELECT event, data FROM events WHERE session_id = ?1 AND seq < ?2 ORDER BY seq",
+        )
+        .map_err(db_err)?;
+    let mut rows = stmt
+        .query(params![session_id, seq as i64])
+        .map_err(db_err)?;
+    let mut turns = TurnTracker::default();
+    while let Some(row) = rows.next().map_err(db_err)? {
+        let name: String = row.get(0).map_err(db_err)?;
+        let data: String = row.get(1).map_err(db_err)?;
+        turns.observe_all(&protocol::read(&MissionEvent::new(None, name, &data)));
+    }
+    Ok(turns)
+}
 
 /// Where a stream resumes after a restart.
 #[derive(Debug, Clone, PartialEq)]
@@ -352,6 +376,14 @@ impl MissionStore {
     /// it never gave one): what a resumed stream may replay and must not repeat.
     /// Where following this mission resumes: from the stream's cursor when it has one,
     /// else from the last event id.
+    /// What the mission's stored records leave open (questions, a held turn), for a
+    /// watch that resumes after them.
+    pub async fn turns(&self, session_id: &str) -> Result<TurnTracker> {
+        let id = session_id.to_owned();
+        self.with(move |c| turns_before(c, &id, i64::MAX as u64))
+            .await
+    }
+
     pub async fn resume_point(&self, session_id: &str) -> Result<ResumePoint> {
         let id = session_id.to_owned();
         let cursor: Option<(u64, u64)> = self
@@ -498,6 +530,8 @@ impl MissionStore {
             let mut read = Vec::new();
             let mut last_id = None;
             let mut covered_seq = (cursor.is_some_and(|(_, n)| n == 0)).then(|| next - 1);
+            // Read from the stored records only when a record's meaning depends on them.
+            let mut turns: Option<TurnTracker> = None;
             for (i, event) in events.into_iter().enumerate() {
                 let covers = cursor.is_some_and(|(_, n)| i + 1 == n);
                 let inserted = tx
@@ -514,7 +548,13 @@ impl MissionStore {
                     continue;
                 }
                 let facts = protocol::read(&event);
-                status = status.after(&facts);
+                if turns.is_none() && TurnTracker::depends_on_history(&facts) {
+                    turns = Some(turns_before(&tx, &id, next)?);
+                }
+                status = match turns.as_mut() {
+                    Some(turns) => status.after_tracked(&facts, turns),
+                    None => status.after(&facts),
+                };
                 if event.id.is_some() {
                     last_id = event.id.clone();
                 }

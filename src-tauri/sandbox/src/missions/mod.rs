@@ -43,7 +43,7 @@ mod script;
 mod session;
 mod stream;
 
-pub use eve::StreamRequest;
+pub use eve::{ChildStreamRequest, StreamRequest};
 
 use crate::auth::{admit, error, error_with, rate_limited_with};
 use crate::body::read_limited;
@@ -172,6 +172,10 @@ impl Missions {
         self.eve.stream_requests(id)
     }
 
+    pub fn child_stream_requests(&self, child_id: &str) -> Vec<ChildStreamRequest> {
+        self.eve.child_stream_requests(child_id)
+    }
+
     /// Ends open streams and stops the runners; called when the sandbox stops.
     pub fn shutdown(&self) {
         self.stop.send_replace(true);
@@ -194,6 +198,10 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
     Router::new()
         .route("/eve/v1/session", post(create))
         .route("/eve/v1/session/{id}/stream", get(stream_session))
+        .route(
+            "/eve/v1/session/{id}/subagents/{call}/{child}/stream",
+            get(stream_child),
+        )
         .route("/eve/v1/session/{id}/cancel", post(cancel))
         .route("/eve/v1/session/{id}", any(follow_up))
         .route("/eve/v1/session/{id}/end", any(end))
@@ -213,6 +221,15 @@ fn no_such_endpoint(uri: &Uri) -> Response {
         "not_found",
         &format!("No such endpoint: {}", uri.path()),
     )
+}
+
+async fn stream_child(
+    State(shared): State<Arc<Shared>>,
+    UrlPath(ids): UrlPath<(String, String, String)>,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    eve::child_stream(shared, ids, headers, uri).await
 }
 
 async fn follow_up(

@@ -30,6 +30,8 @@ impl Conversation {
                 self.progress.held_on = None;
                 self.turn_started(seq);
             }
+            // Held on its own work: goes on after the session's wait (eve B).
+            Fact::TurnEnded { held: true, .. } => {}
             Fact::TurnEnded { outcome, error, .. } => {
                 self.progress.held_on = None;
                 self.close_turn(outcome, seq);
@@ -42,7 +44,7 @@ impl Conversation {
                 }
             }
             Fact::TurnHeld {
-                for_person: false,
+                for_person: Some(false),
                 awaiting,
             } => self.progress.held_on = Some(self.awaited(awaiting)),
             Fact::TurnHeld { .. } | Fact::TurnResumed => self.progress.held_on = None,

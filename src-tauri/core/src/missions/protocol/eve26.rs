@@ -21,10 +21,12 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
             outcome: "failed".into(),
             error: error_message(d),
             session_waits: false,
+            held: false,
         },
         // `on: "tasks"`: the turn waits on its own background work and goes on by itself.
+        // Before eve 0.70 no `on`: a question still open makes it the person's.
         "turn.waiting" => Fact::TurnHeld {
-            for_person: s("on") == Some("input"),
+            for_person: s("on").map(|on| on == "input"),
             awaiting: Vec::new(),
         },
         "session.failed" => Fact::SessionEnded {

@@ -19,6 +19,7 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
             outcome: s("outcome").unwrap_or("completed").to_owned(),
             error: error_message(d),
             session_waits: true,
+            held: false,
         },
         "turn.paused" => paused(d),
         "turn.resumed" => Fact::TurnResumed,
@@ -150,7 +151,7 @@ fn paused(d: &Value) -> Fact {
             .iter()
             .any(|a| matches!(a, Awaited::Interaction(_)));
     Fact::TurnHeld {
-        for_person,
+        for_person: Some(for_person),
         awaiting,
     }
 }

@@ -18,12 +18,17 @@ pub enum Fact {
         outcome: String,
         error: Option<String>,
         session_waits: bool,
+        /// Not the end: the turn is held and goes on after the session's next wait
+        /// (eve B's `turn.completed {held: true}`).
+        held: bool,
     },
-    /// The turn is held. `for_person`: until the person acts (an answer, an approval, a
-    /// sign-in); otherwise it goes on by itself once what it awaits is done (its own
-    /// delegated calls, sub-agents and background tasks). `awaiting`: what it names.
+    /// The turn is held. `for_person`: `Some(true)` until the person acts (an answer, an
+    /// approval, a sign-in); `Some(false)`: it goes on by itself once what it awaits is
+    /// done (its own delegated calls, sub-agents and background tasks); `None`: the
+    /// record does not say (eve before 0.70), and a question still open decides
+    /// ([`super::turn::TurnTracker`]). `awaiting`: what it names.
     TurnHeld {
-        for_person: bool,
+        for_person: Option<bool>,
         awaiting: Vec<Awaited>,
     },
     TurnResumed,
@@ -232,7 +237,8 @@ pub enum TurnEnd {
 }
 
 impl Fact {
-    /// Whether this fact ends what a watcher follows, and how.
+    /// Whether this fact ends what a watcher follows, and how, as far as the record
+    /// alone says: a watch decides with what it saw before ([`super::turn::TurnTracker`]).
     pub fn turn_end(&self) -> Option<TurnEnd> {
         match self {
             Fact::Waiting { .. } => Some(TurnEnd::Waiting),
@@ -241,7 +247,8 @@ impl Fact {
                 ..
             } => Some(TurnEnd::Waiting),
             Fact::TurnHeld {
-                for_person: true, ..
+                for_person: Some(true),
+                ..
             } => Some(TurnEnd::NeedsInput),
             Fact::SessionEnded { failed: true, .. } => Some(TurnEnd::Failed),
             Fact::SessionEnded { failed: false, .. } => Some(TurnEnd::Complete),

@@ -16,10 +16,12 @@ pub mod ndjson;
 pub mod record;
 pub mod seeds;
 pub mod sse;
+pub mod turn;
 
 pub use facts::{Fact, TurnEnd};
 pub use record::MissionEvent;
 pub use seeds::{EventKind, Payload};
+pub use turn::TurnTracker;
 
 /// What a record says. eve grew from the seeds' names, and a v27 line may carry a family
 /// still spelled as in 26, so the readers are asked in turn; a name none has says nothing

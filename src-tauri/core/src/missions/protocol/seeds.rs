@@ -30,6 +30,8 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
             .into(),
             error: None,
             session_waits: false,
+            // eve B (one of its versions) holds a turn on its background tasks so.
+            held: kind == EventKind::TurnCompleted && d.get("held") == Some(&Value::Bool(true)),
         }),
         EventKind::SessionWaiting => Some(Fact::Waiting {
             continuation_token: s("continuationToken")

@@ -19,7 +19,9 @@
 //! ### How a watch ends
 //!
 //! A watch ends where a record says the turn ended: the session waits for the person, the
-//! turn is held for them, or the session is over ([`MissionEvent::is_terminal`]); on a
+//! turn is held for them, or the session is over ([`MissionEvent::is_terminal`]), read with
+//! what came before ([`TurnTracker`]: eve before 0.70 holds a turn for a question and for
+//! its own background tasks alike, and only a question still open ends the watch); on a
 //! `204 No Content` answer to the stream request (the WHATWG signal to stop reconnecting), or
 //! where eve says its durable stream ended. A response that ends anywhere else (inside a
 //! record, at a record's end, or with the connection reset) is a cut, resumed from the
@@ -44,7 +46,7 @@ pub use framing::ndjson_events;
 
 use crate::error::Result;
 use crate::missions::client::InvestigationClient;
-use crate::missions::protocol::MissionEvent;
+use crate::missions::protocol::{MissionEvent, TurnTracker};
 use crate::net::connection::READ_IDLE_TIMEOUT;
 use open::Opened;
 use reconnect::{Reconnect, reconnect_after};
@@ -93,6 +95,15 @@ pub struct WatchOptions {
     /// (404, 409, 425, 5xx) while the service sets it up, and is retried for
     /// [`OPEN_GRACE`]. Otherwise an unknown session fails after [`OPEN_TRIES`] tries.
     pub just_created: bool,
+    /// The mission as stored waits for the person (waiting, a question, a cancelled
+    /// turn), yet is asked again because another client may have replied: when the
+    /// server has nothing past the cursor (its tail index says so, or, without one,
+    /// nothing new comes within [`SETTLE`]), the watch ends at once
+    /// ([`WatchEndReason::UpToDate`]) instead of waiting for a turn nobody started.
+    pub settled: bool,
+    /// What the records before the cursor leave open (questions, a held turn): a hold
+    /// from an eve before 0.70 ends the watch only while a question is open.
+    pub turns: TurnTracker,
 }
 
 /// How long a stream that will not open is retried right after its session was created.
@@ -118,6 +129,8 @@ impl Default for WatchOptions {
             idle_timeout: READ_IDLE_TIMEOUT,
             start_index: None,
             just_created: false,
+            settled: false,
+            turns: TurnTracker::default(),
         }
     }
 }

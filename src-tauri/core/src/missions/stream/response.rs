@@ -2,7 +2,7 @@
 //! cursor moved line by line, and where the response leaves the watch.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::missions::protocol::{self, MissionEvent, ndjson::Transport};
+use crate::missions::protocol::{self, MissionEvent, TurnTracker, ndjson::Transport};
 use crate::missions::stream::dedup::Dedup;
 use crate::missions::stream::framing::{Framed, Framing, Lines};
 use crate::missions::stream::reconnect::Ended;
@@ -26,8 +26,12 @@ pub(crate) struct Position {
     tail: Option<i64>,
     /// No response read yet: the first asks for the tail index.
     first: bool,
+    /// An event new to this watch has been handed on.
+    delivered: bool,
     /// The server's `retry:`, the least a reconnect waits.
     pub(super) server_retry: Option<Duration>,
+    /// What the records so far leave open, for a hold whose end depends on it.
+    turns: TurnTracker,
 }
 
 /// How one response ended.
@@ -64,7 +68,9 @@ impl Position {
             ndjson: options.start_index.is_some(),
             tail: None,
             first: true,
+            delivered: false,
             server_retry: None,
+            turns: options.turns.clone(),
         }
     }
 
@@ -201,13 +207,15 @@ impl Position {
                     return Step::Next;
                 }
                 r.lines.new_in_line = true;
+                self.delivered = true;
                 let at = r.lines.position();
                 // A later line after a turn's end: that end was an older turn's.
                 if r.pending_end.as_ref().is_some_and(|(_, p)| *p != at) {
                     r.pending_end = None;
                 }
                 let historical = self.ndjson && self.tail.is_some_and(|t| (at as i64) < t);
-                if protocol::turn_end(&event).is_some() && !historical {
+                let ends = self.turns.observe_all(&protocol::read(&event)).is_some();
+                if ends && !historical {
                     r.pending_end = Some((event.clone(), at));
                 }
                 on_update(WatchUpdate::Event { event });

@@ -80,6 +80,21 @@ pub struct Agent {
     /// What the sub-agents it delegated to spent: in eve's cumulative usage, never in a
     /// step's own.
     delegated_cents: u64,
+    /// The sub-agents it started, in order.
+    pub delegated: Vec<Delegated>,
+    /// The parent session whose route a child's `streamPath` names (the `childRoute`
+    /// knob's `parent`, as eve does for a remote child); `None`: the child's own stream.
+    child_via: Option<String>,
+    /// A sub-agent's own session: one research round, then its reply; it never asks.
+    sub_agent: bool,
+}
+
+/// A sub-agent this agent handed a task to.
+#[derive(Debug, Clone)]
+pub struct Delegated {
+    pub call_id: String,
+    pub session_id: String,
+    pub task: String,
 }
 
 impl Agent {
@@ -124,7 +139,30 @@ impl Agent {
             reply_deltas: None,
             delegate: false,
             delegated_cents: 0,
+            delegated: Vec::new(),
+            child_via: None,
+            sub_agent: false,
         }
+    }
+
+    /// A delegated child's own agent: one research round and its reply, never a
+    /// question or a budget prompt.
+    pub fn sub_agent(mut self) -> Self {
+        self.sub_agent = true;
+        self.asked_limit = true;
+        self.rounds_left = 1;
+        self
+    }
+
+    pub fn budget_cents(&self) -> u64 {
+        self.budget_cents
+    }
+
+    /// Children's `streamPath` names the route through `parent` (a remote child's),
+    /// not their own stream.
+    pub fn child_stream_via(mut self, parent: Option<&str>) -> Self {
+        self.child_via = parent.map(str::to_owned);
+        self
     }
 
     /// Hands one task to a sub-agent, once, before the report: in 27 the turn pauses on
@@ -450,7 +488,7 @@ impl Agent {
         );
         self.say(&mut out, &plan, "tool-calls");
         self.step_completed(&mut out, "tool-calls");
-        if self.objective.to_lowercase().contains("ambiguous") {
+        if !self.sub_agent && self.objective.to_lowercase().contains("ambiguous") {
             let open = self.ask_question(&mut out);
             let after = self.hold(&mut out, open);
             return (out, after);
@@ -615,11 +653,20 @@ impl Agent {
             "actions.requested",
             json!({"actions": [{"kind": "tool-call", "callId": call_id, "toolName": "researcher", "input": {"task": task}}]}),
         ));
+        let stream_path = match &self.child_via {
+            Some(parent) => format!("/eve/v1/session/{parent}/subagents/{call_id}/{child}/stream"),
+            None => format!("/eve/v1/session/{child}/stream"),
+        };
         out.push(self.in_step(
             "agent.started",
             json!({"callId": call_id, "sessionId": child, "name": "researcher",
-                   "streamPath": format!("/eve/v1/session/{child}/stream")}),
+                   "streamPath": stream_path}),
         ));
+        self.delegated.push(Delegated {
+            call_id: call_id.clone(),
+            session_id: child.clone(),
+            task: task.clone(),
+        });
         // The child's own model calls: in 27 a usage record of the delegated call, in B
         // only the parent's cumulative usage.
         let cap = self.budget_cents * SPEND_CAP_PERCENT / 100;

@@ -89,6 +89,9 @@ pub struct St {
     v27: wire::V27,
     /// `sessions/<id>.eve.ndjson`, when sessions are kept.
     file: Option<File>,
+    /// The sub-agents it started, each with its own session. Not kept in a file: a
+    /// restart rebuilds them, finished, as it replays the parent.
+    children: Vec<Arc<EveSession>>,
 }
 
 /// What a session's agent is made from: the header of its file.
@@ -117,6 +120,12 @@ struct Meta {
     /// B's waiting records name the session id as their token (`sessionIdTokens`).
     #[serde(default)]
     id_tokens: bool,
+    /// A child's `streamPath` names the parent's route (the `childRoute` knob's `parent`).
+    #[serde(default)]
+    child_via_parent: bool,
+    /// A delegated child's own session.
+    #[serde(default)]
+    sub_agent: bool,
 }
 
 /// Something that changed a session besides its own playing: logged so a restart
@@ -153,7 +162,13 @@ impl St {
             meta.task_mode,
         )
         .with_reply_deltas(meta.reply_deltas)
-        .delegating(meta.delegate);
+        .delegating(meta.delegate)
+        .child_stream_via(meta.child_via_parent.then_some(meta.session_id.as_str()));
+        let agent = if meta.sub_agent {
+            agent.sub_agent()
+        } else {
+            agent
+        };
         let mut st = St {
             records: Vec::new(),
             id_tokens: meta.id_tokens,
@@ -166,6 +181,7 @@ impl St {
             ended_on_wire: false,
             v27: wire::V27::new(meta.transition),
             file: None,
+            children: Vec::new(),
         };
         let first = st.agent.first_turn(&meta.message, Some(&meta.delivery));
         st.queue(first);
@@ -269,6 +285,63 @@ pub struct EveSession {
     pub grown: watch::Sender<u64>,
     wake: Notify,
     requests: Mutex<Vec<StreamRequest>>,
+    /// A delegated child's session: its parent and the call that started it.
+    child_of: Option<(String, String)>,
+    /// A child's stream requests by route, refused ones too.
+    child_requests: Mutex<Vec<ChildStreamRequest>>,
+}
+
+/// One request for a sub-agent's stream, as the sandbox received it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChildStreamRequest {
+    /// Through the parent's route; otherwise the child's own stream path.
+    pub via_parent: bool,
+    /// Served; otherwise refused with a 404 by the `childRoute` knob.
+    pub served: bool,
+}
+
+/// A delegated child's session, playing its one turn to its end: its own agent given
+/// the task, under the parent's protocol.
+fn child_session(
+    parent_id: &str,
+    proto: MissionProtocol,
+    st: &St,
+    d: &agent::Delegated,
+) -> EveSession {
+    let meta = Meta {
+        session_id: d.session_id.clone(),
+        protocol: proto.name().to_owned(),
+        message: d.task.clone(),
+        objective: d.task.clone(),
+        budget_cents: st.agent.budget_cents(),
+        events: None,
+        pace_ms: None,
+        task_mode: true,
+        delivery: format!("dlv_{:016x}", random_u64()),
+        token: new_token(),
+        transition: st.v27.transition(),
+        reply_deltas: None,
+        delegate: false,
+        id_tokens: false,
+        child_via_parent: false,
+        sub_agent: true,
+    };
+    EveSession {
+        id: d.session_id.clone(),
+        proto,
+        state: Mutex::new(St::fresh(&meta, proto)),
+        grown: watch::Sender::new(0),
+        wake: Notify::new(),
+        requests: Mutex::new(Vec::new()),
+        child_of: Some((parent_id.to_owned(), d.call_id.clone())),
+        child_requests: Mutex::new(Vec::new()),
+    }
+}
+
+/// The sub-agent an `agent.started` event names, as the parent's agent recorded it.
+fn delegated_by<'a>(st: &'a St, ev: &Ev) -> Option<&'a agent::Delegated> {
+    let child = ev.data["sessionId"].as_str()?;
+    st.agent.delegated.iter().find(|d| d.session_id == child)
 }
 
 impl EveSession {
@@ -302,6 +375,13 @@ impl EveSession {
         }
     }
 
+    fn log_child_request(&self, via_parent: bool, served: bool) {
+        self.child_requests
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(ChildStreamRequest { via_parent, served });
+    }
+
     /// True while a turn runs or is held on input (B/27).
     fn turn_active(st: &St) -> bool {
         !st.pending.is_empty() || st.after == After::Held
@@ -332,12 +412,25 @@ fn new_token() -> String {
 pub struct EveSessions(Mutex<HashMap<String, Arc<EveSession>>>);
 
 impl EveSessions {
+    /// A session by id: a parent, or a sub-agent one of them started.
     pub fn get(&self, id: &str) -> Option<Arc<EveSession>> {
-        self.0
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .get(id)
-            .cloned()
+        let map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        map.get(id).cloned().or_else(|| {
+            map.values()
+                .find_map(|s| s.lock().children.iter().find(|c| c.id == id).cloned())
+        })
+    }
+
+    /// The requests for a sub-agent's stream so far, through either route.
+    pub fn child_stream_requests(&self, child_id: &str) -> Vec<ChildStreamRequest> {
+        self.get(child_id)
+            .map(|s| {
+                s.child_requests
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone()
+            })
+            .unwrap_or_default()
     }
 
     fn insert(&self, s: Arc<EveSession>) {
@@ -509,6 +602,8 @@ pub async fn create(
         reply_deltas,
         delegate: shared.faults.delegate(),
         id_tokens: proto == MissionProtocol::EveB && shared.faults.session_id_tokens(),
+        child_via_parent: shared.faults.child_route() == crate::ChildRoute::Parent,
+        sub_agent: false,
     };
     let mut st = St::fresh(&meta, proto);
     if let Some(dir) = &shared.missions.dir {
@@ -532,6 +627,8 @@ pub async fn create(
         grown: watch::Sender::new(0),
         wake: Notify::new(),
         requests: Mutex::new(Vec::new()),
+        child_of: None,
+        child_requests: Mutex::new(Vec::new()),
     });
     shared.missions.eve.insert(session.clone());
     spawn_runner(
@@ -558,8 +655,7 @@ fn spawn_runner(
     pace_ms: Option<u64>,
     stop: &watch::Sender<bool>,
 ) {
-    let gaps = Gaps::new(pace, pace_ms, super::script::seed_from(&session.id));
-    runtime.spawn(run(session, gaps, stop.subscribe()));
+    runtime.spawn(run(session, pace, pace_ms, stop.subscribe()));
 }
 
 fn create_file(dir: &Path, meta: &Meta) -> std::io::Result<File> {
@@ -609,6 +705,19 @@ pub fn load(path: &Path) -> std::io::Result<Option<EveSession>> {
             if proto == MissionProtocol::Eve27 {
                 wire::render_v27(&mut st.v27, &ev);
             }
+            if ev.kind == "agent.started"
+                && let Some(d) = delegated_by(&st, &ev)
+            {
+                // Time passed while the sandbox was down: the child has finished.
+                let child = child_session(&meta.session_id, proto, &st, d);
+                {
+                    let mut cst = child.lock();
+                    while let Some(ev) = cst.pending.pop_front() {
+                        child.append(&mut cst, ev);
+                    }
+                }
+                st.children.push(Arc::new(child));
+            }
             if ev.kind == "session.completed" {
                 st.ended_on_wire = true;
             }
@@ -638,6 +747,8 @@ pub fn load(path: &Path) -> std::io::Result<Option<EveSession>> {
         grown: watch::Sender::new(len),
         wake: Notify::new(),
         requests: Mutex::new(Vec::new()),
+        child_of: None,
+        child_requests: Mutex::new(Vec::new()),
     }))
 }
 
@@ -683,7 +794,13 @@ pub fn load_all(
 }
 
 /// Plays a session's queued events at its pace, for as long as the sandbox runs.
-async fn run(session: Arc<EveSession>, mut gaps: Gaps, mut stop: watch::Receiver<bool>) {
+async fn run(
+    session: Arc<EveSession>,
+    pace: crate::Pace,
+    pace_ms: Option<u64>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut gaps = Gaps::new(pace, pace_ms, super::script::seed_from(&session.id));
     let mut since_yield = 0u32;
     let mut first = session.lock().records.is_empty();
     // A fixed pace is kept on a schedule, as in legacy mode: sleeping each gap after
@@ -747,9 +864,27 @@ async fn run(session: Arc<EveSession>, mut gaps: Gaps, mut stop: watch::Receiver
             session.apply(&mut st, Input::Cancel);
         }
         if let Some(ev) = st.pending.pop_front() {
+            if ev.kind == "agent.started"
+                && let Some(d) = delegated_by(&st, &ev)
+            {
+                // The child plays its own session at the parent's pace.
+                let child = Arc::new(child_session(&session.id, session.proto, &st, d));
+                st.children.push(child.clone());
+                tokio::spawn(run_child(child, pace, pace_ms, stop.clone()));
+            }
             session.append(&mut st, ev);
         }
     }
+}
+
+/// [`run`] for a child, boxed: a runner starting runners is a recursive future.
+fn run_child(
+    child: Arc<EveSession>,
+    pace: crate::Pace,
+    pace_ms: Option<u64>,
+    stop: watch::Receiver<bool>,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
+    Box::pin(run(child, pace, pace_ms, stop))
 }
 
 fn query_param<'a>(uri: &'a Uri, name: &str) -> Option<&'a str> {
@@ -769,6 +904,48 @@ pub async fn stream(
     if let Err(resp) = admit(&shared, &headers) {
         return eveify(resp).await;
     }
+    if session.child_of.is_some() {
+        let served = shared.faults.child_route().serves_own();
+        session.log_child_request(false, served);
+        if !served {
+            return session_not_found();
+        }
+    }
+    serve(shared, session, uri)
+}
+
+/// `GET /eve/v1/session/{parent}/subagents/{callId}/{child}/stream`: a sub-agent's
+/// stream through its parent's route (eve's `subagent-stream-route.ts`), with the
+/// parent's key.
+pub async fn child_stream(
+    shared: Arc<Shared>,
+    (parent, call, child): (String, String, String),
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
+    if let Err(resp) = admit(&shared, &headers) {
+        return eveify(resp).await;
+    }
+    let not_found = || eve_error(StatusCode::NOT_FOUND, "Subagent stream not found.", None);
+    let Some(found) = shared.missions.eve.get(&parent).and_then(|p| {
+        p.lock()
+            .children
+            .iter()
+            .find(|c| c.id == child && c.child_of.as_ref().is_some_and(|(_, k)| *k == call))
+            .cloned()
+    }) else {
+        return not_found();
+    };
+    let served = shared.faults.child_route().serves_parent();
+    found.log_child_request(true, served);
+    if !served {
+        return not_found();
+    }
+    serve(shared, found, uri)
+}
+
+/// A session's stream, once the route is admitted.
+fn serve(shared: Arc<Shared>, session: Arc<EveSession>, uri: Uri) -> Response {
     let start_index = match query_param(&uri, "startIndex") {
         None | Some("") => None,
         Some(v) => {

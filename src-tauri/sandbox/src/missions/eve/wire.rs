@@ -140,6 +140,10 @@ impl V27 {
             ..Self::default()
         }
     }
+
+    pub fn transition(&self) -> bool {
+        self.transition
+    }
 }
 
 /// The v26 events that ride inside lines under `v27Transition`, and which of them
