@@ -8,7 +8,9 @@ use crate::missions::conversation::readable::{
 use crate::missions::conversation::{
     Conversation, Item, ItemKind, PendingRequest, SignIn, Source, Step, StepStatus,
 };
-use crate::missions::protocol::facts::{Awaited, DeltaText, Fact, PartKind, Request, SignInPrompt};
+use crate::missions::protocol::facts::{
+    Awaited, DeltaText, Fact, PartKind, Request, SignInPrompt, superseded,
+};
 use serde_json::Value;
 
 /// Keys of open parts, calls and requests remembered at once; a part whose end was lost
@@ -140,8 +142,15 @@ impl Conversation {
             Fact::RequestSettled {
                 id,
                 outcome,
+                reason,
                 response,
-            } => self.resolve(id, outcome.as_deref(), response.as_ref(), seq),
+            } => self.resolve(
+                id,
+                outcome.as_deref(),
+                reason.as_deref(),
+                response.as_ref(),
+                seq,
+            ),
             Fact::SignInOpened {
                 sign_in,
                 interaction,
@@ -151,9 +160,18 @@ impl Conversation {
                     self.remember(format!("req:{id}"), at);
                 }
             }
-            Fact::SignInSettled { name, outcome } => {
-                self.sign_in_settled(name, outcome.as_deref(), seq)
-            }
+            Fact::SignInSettled {
+                name,
+                attempt,
+                outcome,
+                reason,
+            } => self.sign_in_settled(
+                name,
+                attempt.as_deref(),
+                outcome.as_deref(),
+                reason.as_deref(),
+                seq,
+            ),
             Fact::SpendReported { usd } => {
                 self.progress.reported_usd = Some(*usd);
                 self.progress.micros_at_report = self.progress.spent_micros;
@@ -297,13 +315,41 @@ impl Conversation {
         }
     }
 
-    fn sign_in_settled(&mut self, name: &str, outcome: Option<&str>, seq: u64) {
-        if let Some(at) = self.take_key(&format!("auth:{name}")) {
-            let item = self.touch(at, seq);
-            item.open = false;
-            if let Some(x) = &mut item.sign_in {
-                x.outcome = Some(outcome.unwrap_or("authorized").to_owned());
-            }
+    /// A sign-in attempt ended. Only the attempt the item shows settles it: an older
+    /// attempt's end, arriving after its replacement, says nothing new. An attempt ended
+    /// because a newer one replaced it closes quietly (`superseded`), and the item stays
+    /// the service's, for the newer attempt to take over.
+    fn sign_in_settled(
+        &mut self,
+        name: &str,
+        attempt: Option<&str>,
+        outcome: Option<&str>,
+        reason: Option<&str>,
+        seq: u64,
+    ) {
+        let key = format!("auth:{name}");
+        let Some(at) = self.key(&key) else {
+            return;
+        };
+        let shown = self.items[at as usize]
+            .sign_in
+            .as_ref()
+            .and_then(|x| x.attempt.as_deref());
+        if attempt.is_some() && shown.is_some() && attempt != shown {
+            return;
+        }
+        let replaced = superseded(reason);
+        if !replaced {
+            self.take_key(&key);
+        }
+        let item = self.touch(at, seq);
+        item.open = false;
+        if let Some(x) = &mut item.sign_in {
+            x.outcome = Some(match (replaced, outcome) {
+                (true, _) => "superseded".to_owned(),
+                (false, Some(o)) => o.to_owned(),
+                (false, None) => "authorized".to_owned(),
+            });
         }
     }
 
@@ -567,9 +613,11 @@ impl Conversation {
             request_id: request.id.clone(),
             kind: request.kind.clone(),
             prompt: request.prompt.clone(),
+            title: request.title.clone(),
             options: request.options.clone(),
             allow_freeform: request.allow_freeform,
             outcome: None,
+            reason: None,
             answer: None,
         };
         let key = format!("req:{}", request.request_id);
@@ -580,17 +628,29 @@ impl Conversation {
         self.remember(key, at);
     }
 
-    fn resolve(&mut self, id: &str, outcome: Option<&str>, response: Option<&Value>, seq: u64) {
+    fn resolve(
+        &mut self,
+        id: &str,
+        outcome: Option<&str>,
+        reason: Option<&str>,
+        response: Option<&Value>,
+        seq: u64,
+    ) {
         let Some(at) = self.take_key(&format!("req:{id}")) else {
             return;
         };
+        if let Some(x) = &self.items[at as usize].sign_in {
+            let name = x.name.clone();
+            let attempt = x.attempt.clone().unwrap_or_else(|| id.to_owned());
+            // eve 27's sign-in is an interaction: its attempt is the interaction.
+            if attempt == id {
+                self.sign_in_settled(&name, Some(id), outcome.or(Some("accepted")), reason, seq);
+            }
+            return;
+        }
         let item = self.touch(at, seq);
         item.open = false;
         let outcome = outcome.unwrap_or("answered").to_owned();
-        if let Some(sign_in) = &mut item.sign_in {
-            sign_in.outcome = Some(outcome);
-            return;
-        }
         if let Some(r) = &mut item.request {
             let value = response.map(|v| v.get("value").unwrap_or(v));
             let option = value
@@ -609,9 +669,13 @@ impl Conversation {
                     .map(str::to_owned),
             };
             r.outcome = Some(outcome);
+            r.reason = reason.map(str::to_owned);
         }
     }
 
+    /// A sign-in attempt. A newer attempt for a service whose sign-in is still open
+    /// (or was just superseded) takes over that item: one card per service, showing
+    /// the newest link and code.
     fn sign_in(&mut self, prompt: &SignInPrompt, seq: u64) -> u32 {
         let sign_in = SignIn {
             name: prompt.name.clone(),
@@ -619,22 +683,30 @@ impl Conversation {
             url: prompt.url.clone(),
             user_code: prompt.user_code.clone(),
             expires_at: prompt.expires_at.clone(),
+            instructions: prompt.instructions.clone(),
+            attempt: prompt.attempt.clone(),
             outcome: None,
         };
         let key = format!("auth:{}", sign_in.name);
-        // Asked again (a new code): the old prompt is withdrawn.
-        if let Some(old) = self.take_key(&key) {
-            let item = self.touch(old, seq);
-            item.open = false;
-            if let Some(x) = &mut item.sign_in {
-                x.outcome = Some("replaced".into());
-            }
-        }
         let text = match &sign_in.description {
             Some(d) => format!("Sign in to {}: {d}", sign_in.name),
             None => format!("Sign in to {}", sign_in.name),
         };
-        let at = self.push(ItemKind::SignIn, text, seq);
+        let at = match self.key(&key) {
+            Some(at) => {
+                // The replaced attempt's interaction no longer settles this item.
+                let old = self.items[at as usize]
+                    .sign_in
+                    .as_ref()
+                    .and_then(|x| x.attempt.clone());
+                if let Some(old) = old.filter(|o| Some(o) != prompt.attempt.as_ref()) {
+                    self.take_key(&format!("req:{old}"));
+                }
+                self.touch(at, seq).text = text;
+                at
+            }
+            None => self.push(ItemKind::SignIn, text, seq),
+        };
         let item = &mut self.items[at as usize];
         item.open = true;
         item.sign_in = Some(sign_in);

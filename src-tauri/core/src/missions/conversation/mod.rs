@@ -123,12 +123,22 @@ pub struct PendingRequest {
     /// `question`, `tool-approval`, `session-limit`, `approval`, `budget`, ... (open).
     pub kind: String,
     pub prompt: String,
+    /// A short heading above the prompt (eve 27's `title`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub title: Option<String>,
     pub options: Vec<RequestOption>,
     pub allow_freeform: bool,
-    /// How it ended (`answered`, `approved`, `denied`, `cancelled`, …); none while pending.
+    /// How it ended: eve 27's closed set (`accepted`, `declined`, `invalid`, `failed`,
+    /// `withdrawn`, `interrupted`, `abandoned`, `expired`), B's (`answered`, `approved`,
+    /// `denied`, `ignored`, …) or `cancelled` with its turn; none while pending.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub outcome: Option<String>,
+    /// Why it ended, when eve says (`superseded-by-message`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub reason: Option<String>,
     /// The answer given: the chosen option's label, or the text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -154,7 +164,17 @@ pub struct SignIn {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub expires_at: Option<String>,
-    /// `authorized`, `declined`, … once it ended.
+    /// What to do on the page, in the service's words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub instructions: Option<String>,
+    /// The attempt shown (B's `attemptId`; 27: its interaction): a newer attempt for the
+    /// same service replaces it in this item.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub attempt: Option<String>,
+    /// `authorized`, `declined`, `accepted`, … once it ended; `superseded` while a newer
+    /// attempt is awaited.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub outcome: Option<String>,

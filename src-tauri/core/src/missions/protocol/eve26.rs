@@ -176,6 +176,7 @@ fn asks(e: &MissionEvent) -> Option<Vec<Fact>> {
                         Some(Fact::RequestSettled {
                             id: text(r, "requestId")?.to_owned(),
                             outcome: owned(r, "outcome"),
+                            reason: owned(r, "reason"),
                             response: r.get("response").cloned(),
                         })
                     })
@@ -191,6 +192,8 @@ fn asks(e: &MissionEvent) -> Option<Vec<Fact>> {
                     url: owned(auth, "url"),
                     user_code: owned(auth, "userCode"),
                     expires_at: owned(auth, "expiresAt"),
+                    instructions: owned(auth, "instructions"),
+                    attempt: owned(d, "attemptId"),
                 },
                 interaction: None,
             }
@@ -198,7 +201,9 @@ fn asks(e: &MissionEvent) -> Option<Vec<Fact>> {
         "authorization.completed" => match s("name") {
             Some(name) => Fact::SignInSettled {
                 name: name.to_owned(),
+                attempt: owned(d, "attemptId"),
                 outcome: owned(d, "outcome"),
+                reason: owned(d, "reason"),
             },
             None => return none(),
         },

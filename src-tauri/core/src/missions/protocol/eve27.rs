@@ -120,6 +120,7 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
             Some(id) => Fact::RequestSettled {
                 id: id.to_owned(),
                 outcome: owned(d, "outcome"),
+                reason: owned(d, "reason"),
                 response: d.get("response").cloned(),
             },
             None => return Some(Vec::new()),
@@ -172,6 +173,8 @@ fn interaction(d: &Value) -> Option<Fact> {
             url: f("url"),
             user_code: f("userCode"),
             expires_at: f("expiresAt"),
+            instructions: f("instructions"),
+            attempt: owned(d, "interactionId"),
         },
         interaction: owned(d, "interactionId"),
     })

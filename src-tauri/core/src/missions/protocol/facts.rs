@@ -115,9 +115,12 @@ pub enum Fact {
 
     // What the session asks the person.
     RequestOpened(Request),
+    /// `reason`: why, when eve says (`superseded-by-message`: the person's message
+    /// withdrew it).
     RequestSettled {
         id: String,
         outcome: Option<String>,
+        reason: Option<String>,
         response: Option<Value>,
     },
     /// A sign-in the mission waits for. `interaction`: the interaction that carries it, when
@@ -126,10 +129,13 @@ pub enum Fact {
         sign_in: SignInPrompt,
         interaction: Option<String>,
     },
-    /// A sign-in ended, by the service's name (eve up to 26).
+    /// A sign-in ended, by the service's name and attempt (eve up to 26). An attempt
+    /// another replaced ends `failed` with a reason saying so ([`superseded`]).
     SignInSettled {
         name: String,
+        attempt: Option<String>,
         outcome: Option<String>,
+        reason: Option<String>,
     },
 
     // The seeds' own vocabulary.
@@ -196,6 +202,7 @@ pub struct Request {
     /// `question`, `tool-approval`, `session-limit`, `approval`, `budget`, ... (open).
     pub kind: String,
     pub prompt: String,
+    pub title: Option<String>,
     pub options: Vec<RequestOption>,
     pub allow_freeform: bool,
 }
@@ -210,6 +217,10 @@ pub struct RequestOption {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub description: Option<String>,
+    /// How to draw it: `primary`, `danger` or `default` (eve's hint; open).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub style: Option<String>,
 }
 
 /// A sign-in as the session asks for it.
@@ -221,6 +232,19 @@ pub struct SignInPrompt {
     pub url: Option<String>,
     pub user_code: Option<String>,
     pub expires_at: Option<String>,
+    pub instructions: Option<String>,
+    /// Which attempt (B's `attemptId`; 27: the interaction's id): a newer one replaces it.
+    pub attempt: Option<String>,
+}
+
+/// Whether a sign-in's end says a newer attempt replaced it (eve closes the older one
+/// `failed`, "Superseded by a newer authorization attempt."): not a failure to show. A
+/// sign-in withdrawn by the person's message (`superseded-by-message`) is not one.
+pub fn superseded(reason: Option<&str>) -> bool {
+    reason.is_some_and(|r| {
+        let r = r.to_ascii_lowercase();
+        r.contains("superseded") && !r.contains("message")
+    })
 }
 
 /// Where a turn stands after a record, as far as following it goes.

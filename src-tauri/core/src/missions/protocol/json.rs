@@ -74,6 +74,7 @@ pub(super) fn request_of(r: &Value, id: Option<&Value>) -> Option<Request> {
                 id: text(o, "id")?.to_owned(),
                 label: text(o, "label").or_else(|| text(o, "id"))?.to_owned(),
                 description: owned(o, "description"),
+                style: owned(o, "style"),
             })
         })
         .collect();
@@ -83,6 +84,7 @@ pub(super) fn request_of(r: &Value, id: Option<&Value>) -> Option<Request> {
         prompt: owned(r, "prompt")
             .or_else(|| owned(r, "title"))
             .unwrap_or_else(|| "The mission asks for an answer.".into()),
+        title: owned(r, "title").filter(|t| !t.trim().is_empty()),
         options,
         allow_freeform: r
             .get("allowFreeform")
