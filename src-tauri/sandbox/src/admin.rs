@@ -83,6 +83,17 @@
 //!   and sessions created from now on name it as the child's `streamPath`, as eve does
 //!   for a remote child) or `"own"` (only the child's own); the other answers
 //!   `404 Subagent stream not found.` / `404 Session not found.`;
+//! - `heldShape`: how eve B sessions created from now on hold a turn, for a question and
+//!   for a background task alike: `"on"` (the default: `turn.waiting {on}`, eve 0.70 and
+//!   later), `"no-on"` (`turn.waiting` with no `on`), `"completed-held"`
+//!   (`turn.completed {held: true}` then `session.waiting`, after which the same turn goes
+//!   on) or `"waiting-in-turn"` (`session.waiting` inside the open turn);
+//! - `backgroundTask`: `true` to have eve B sessions created from now on start a
+//!   background task (`task.started`) before their report and hold the turn on it for
+//!   about 1.5 s (in the `heldShape`); it settles and the turn goes on by itself;
+//! - `taskResult`: `true` to have eve B sessions created from now on deliver a background
+//!   task's result about 1.5 s after their first turn's `session.waiting`: a result turn
+//!   with `message.received {kind: "task.result", taskIds}` and a short reply;
 //! - `streamContentLength`: N > 0 to have every stream response (SSE and eve) declare
 //!   `Content-Length: N` and end after N bytes, inside a record (0: off); each counts in
 //!   `cutsMade`.
@@ -92,7 +103,8 @@
 
 use crate::auth::{bearer, error, error_with};
 use crate::{
-    ChildRoute, CiteShape, CiteStyle, ErrorFamily, EventIds, Failure, MissionProtocol, ParseShape,
+    ChildRoute, CiteShape, CiteStyle, ErrorFamily, EventIds, Failure, HeldShape, MissionProtocol,
+    ParseShape,
     Placement, Shared,
 };
 use axum::Json;
@@ -147,6 +159,13 @@ struct FaultRequest {
     child_route: Option<String>,
     history_expired: Option<bool>,
     session_id_tokens: Option<bool>,
+    agents: Option<Vec<String>>,
+    agent_paths: Option<String>,
+    no_info_route: Option<bool>,
+    spend_percent: Option<u64>,
+    held_shape: Option<String>,
+    background_task: Option<bool>,
+    task_result: Option<bool>,
     require_references: Option<bool>,
     cite_style: Option<String>,
     placement: Option<String>,
@@ -278,6 +297,15 @@ async fn set_faults(
                 &format!("missionProtocol {name:?} is not one of legacy, eve-a, eve-b, eve-27."),
             );
         }
+    };
+    let held_shape = match named(
+        req.held_shape.as_deref(),
+        "heldShape",
+        HeldShape::parse,
+        "on, no-on, completed-held, waiting-in-turn",
+    ) {
+        Ok(v) => v,
+        Err(r) => return r,
     };
     let child_route = match named(
         req.child_route.as_deref(),
@@ -420,6 +448,31 @@ async fn set_faults(
     }
     if let Some(on) = req.session_id_tokens {
         f.set_session_id_tokens(on);
+    }
+    if req.agents.is_some() || old_paths.is_some() || req.no_info_route.is_some() {
+        let mut d = f.deployment();
+        if let Some(agents) = req.agents {
+            d.agents = agents;
+        }
+        if let Some(old) = old_paths {
+            d.old_paths = old;
+        }
+        if let Some(on) = req.no_info_route {
+            d.no_info_route = on;
+        }
+        f.set_deployment(d);
+    }
+    if let Some(p) = req.spend_percent {
+        f.set_spend_percent((p > 0).then_some(p));
+    }
+    if let Some(shape) = held_shape {
+        f.set_held_shape(shape);
+    }
+    if let Some(on) = req.background_task {
+        f.set_background_task(on);
+    }
+    if let Some(on) = req.task_result {
+        f.set_task_result(on);
     }
     if let Some(name) = req.completion_event.as_deref() {
         f.set_completion_event(Some(name));

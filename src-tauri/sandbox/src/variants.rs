@@ -107,6 +107,42 @@ impl ChildRoute {
     }
 }
 
+/// How an eve B session holds a turn (the `heldShape` knob), for a question and for
+/// its own background tasks alike: as eve does since 0.70, or as older servers did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HeldShape {
+    /// `turn.waiting {on: "input" | "tasks"}` (eve 0.70 and later).
+    #[default]
+    On = 0,
+    /// `turn.waiting` with no `on` (before 0.70).
+    NoOn = 1,
+    /// `turn.completed {held: true}`, then `session.waiting`; the same turn goes on.
+    CompletedHeld = 2,
+    /// `session.waiting` inside the open turn, with no turn end before it.
+    WaitingInTurn = 3,
+}
+
+impl HeldShape {
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "on" => Some(Self::On),
+            "no-on" => Some(Self::NoOn),
+            "completed-held" => Some(Self::CompletedHeld),
+            "waiting-in-turn" => Some(Self::WaitingInTurn),
+            _ => None,
+        }
+    }
+
+    pub fn from_u64(n: u64) -> Self {
+        match n {
+            1 => Self::NoOn,
+            2 => Self::CompletedHeld,
+            3 => Self::WaitingInTurn,
+            _ => Self::On,
+        }
+    }
+}
+
 impl MissionProtocol {
     pub fn parse(name: &str) -> Option<Self> {
         match name {
@@ -313,6 +349,12 @@ struct State_ {
     child_route: AtomicU64,
     history_expired: AtomicBool,
     session_id_tokens: AtomicBool,
+    deployment: Mutex<crate::agents::Deployment>,
+    /// `spendPercent` plus one; 0: off.
+    spend_percent_plus_one: AtomicU64,
+    held_shape: AtomicU64,
+    background_task: AtomicBool,
+    task_result: AtomicBool,
     cite: Mutex<crate::CiteVariants>,
     default_cite: Mutex<crate::CiteVariants>,
 }
@@ -686,6 +728,36 @@ impl Faults {
         self.0.session_id_tokens.load(Ordering::SeqCst)
     }
 
+    /// How eve B sessions created from now on hold a turn (the `heldShape` knob).
+    pub fn set_held_shape(&self, shape: HeldShape) {
+        self.0.held_shape.store(shape as u64, Ordering::SeqCst);
+    }
+
+    pub fn held_shape(&self) -> HeldShape {
+        HeldShape::from_u64(self.0.held_shape.load(Ordering::SeqCst))
+    }
+
+    /// eve B sessions created from now on start a background task before their report
+    /// and hold the turn on it for [`crate::missions::eve::agent::TASK_MS`]; the turn then
+    /// goes on by itself (the `backgroundTask` knob).
+    pub fn set_background_task(&self, on: bool) {
+        self.0.background_task.store(on, Ordering::SeqCst);
+    }
+
+    pub fn background_task(&self) -> bool {
+        self.0.background_task.load(Ordering::SeqCst)
+    }
+
+    /// eve B sessions created from now on deliver a background task's result after
+    /// their first turn's wait, in a result turn of their own (the `taskResult` knob).
+    pub fn set_task_result(&self, on: bool) {
+        self.0.task_result.store(on, Ordering::SeqCst);
+    }
+
+    pub fn task_result(&self) -> bool {
+        self.0.task_result.load(Ordering::SeqCst)
+    }
+
     pub fn stream_content_length(&self) -> Option<u64> {
         Some(self.0.stream_content_length.load(Ordering::SeqCst)).filter(|n| *n > 0)
     }
@@ -722,6 +794,11 @@ impl Faults {
         self.set_child_route(ChildRoute::Both);
         self.set_history_expired(false);
         self.set_session_id_tokens(false);
+        self.set_deployment(crate::agents::Deployment::default());
+        self.set_spend_percent(None);
+        self.set_held_shape(HeldShape::On);
+        self.set_background_task(false);
+        self.set_task_result(false);
         self.set_mission_protocol(MissionProtocol::from_index(
             self.0.default_protocol.load(Ordering::SeqCst),
         ));

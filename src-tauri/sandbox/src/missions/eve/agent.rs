@@ -9,9 +9,12 @@
 //! it, the turn asks once per session with a `session-limit` request (`continue` /
 //! `stop`).
 
-use crate::MissionProtocol;
+use crate::{HeldShape, MissionProtocol};
 use crate::missions::script::{Rng, phrases};
 use serde_json::{Value, json};
+
+mod asks;
+pub use asks::{AskKnobs, Asks};
 
 /// Spend never reaches this share of the budget (percent).
 const SPEND_CAP_PERCENT: u64 = 95;
@@ -24,6 +27,12 @@ const OVERHEAD_EVENTS: u64 = 90;
 const EVENTS_PER_ROUND: u64 = 38;
 /// The most deltas the `replyDeltas` extension may ask the report to be.
 pub const MAX_REPLY_DELTAS: u64 = 100_000;
+
+/// How long a background task holds its turn (the `backgroundTask` knob), and how long
+/// after a session's wait a task's result comes (`taskResult`).
+pub const TASK_MS: u64 = 1_500;
+/// Not an event: the runner waits its `ms` and puts nothing on the wire.
+pub const PAUSE: &str = "sandbox.pause";
 
 /// One event of the v26 vocabulary, before it is put on the wire.
 #[derive(Debug, Clone)]
@@ -87,6 +96,15 @@ pub struct Agent {
     child_via: Option<String>,
     /// A sub-agent's own session: one research round, then its reply; it never asks.
     sub_agent: bool,
+    /// How B holds a turn (the `heldShape` knob).
+    held_shape: HeldShape,
+    /// B: a background task holds the turn before the report, once (`backgroundTask`).
+    background_task: bool,
+    /// B: a task's result comes in a turn of its own after the first wait, once
+    /// (`taskResult`).
+    task_result: bool,
+    /// The approval and sign-in knobs, and where they stand.
+    pub asks: Asks,
 }
 
 /// A sub-agent this agent handed a task to.
@@ -139,10 +157,85 @@ impl Agent {
             reply_deltas: None,
             delegate: false,
             delegated_cents: 0,
+            spend_to: None,
+            extra_cents: 0,
             delegated: Vec::new(),
             child_via: None,
             sub_agent: false,
+            held_shape: HeldShape::On,
+            background_task: false,
+            task_result: false,
+            asks: Asks::default(),
         }
+    }
+
+    /// B's holds in `shape`; a background task before the report (`task`) and a task
+    /// result after the first wait (`result`).
+    pub fn holding(mut self, shape: HeldShape, task: bool, result: bool) -> Self {
+        let b = self.proto == MissionProtocol::EveB;
+        self.held_shape = shape;
+        self.background_task = b && task;
+        self.task_result = b && result;
+        self
+    }
+
+    /// Holds a B turn, as the `heldShape` knob says: `on` is what 0.70 and later name.
+    fn hold_b(&mut self, out: &mut Vec<Ev>, on: &str) {
+        let usage = self.total_usage();
+        match self.held_shape {
+            HeldShape::On => {
+                out.push(self.in_turn("turn.waiting", json!({"on": on, "usage": usage})));
+            }
+            HeldShape::NoOn => out.push(self.in_turn("turn.waiting", json!({"usage": usage}))),
+            HeldShape::CompletedHeld => {
+                out.push(self.in_turn("turn.completed", json!({"held": true})));
+                out.push(self.waiting());
+            }
+            HeldShape::WaitingInTurn => out.push(self.waiting()),
+        }
+    }
+
+    /// A background task in its own step, holding the turn until it settles.
+    fn background(&mut self, out: &mut Vec<Ev>) {
+        let (task, call) = (self.id("task"), self.id("call"));
+        self.step_started(out);
+        self.say(
+            out,
+            "Archiving the sources found so far in the background.",
+            "tool-calls",
+        );
+        out.push(self.in_step(
+            "task.started",
+            json!({"taskId": task, "callId": call, "kind": "tool", "name": "archive_sources"}),
+        ));
+        self.step_completed(out, "tool-calls");
+        self.hold_b(out, "tasks");
+        out.push(self.ev(PAUSE, json!({"ms": TASK_MS})));
+        let n = self.found.len();
+        out.push(self.in_turn(
+            "task.settled",
+            json!({"taskId": task, "status": "completed", "output": format!("Archived {n} sources.")}),
+        ));
+    }
+
+    /// A background task's result, delivered once the session waits: a turn of its own.
+    fn result_turn(&mut self, out: &mut Vec<Ev>) -> After {
+        let task = self.id("task");
+        out.push(self.ev(PAUSE, json!({"ms": TASK_MS})));
+        self.begin_turn(out, None);
+        out.push(self.in_turn(
+            "message.received",
+            json!({"kind": "task.result", "taskIds": [task],
+                   "message": "Background task archive_sources finished: 12 sources archived."}),
+        ));
+        self.step_started(out);
+        self.say(
+            out,
+            "The background archive finished: 12 sources are kept for the report.",
+            "stop",
+        );
+        self.step_completed(out, "stop");
+        self.end_turn(out)
     }
 
     /// A delegated child's own agent: one research round and its reply, never a
@@ -493,7 +586,10 @@ impl Agent {
             let after = self.hold(&mut out, open);
             return (out, after);
         }
-        let after = self.rounds_and_report(&mut out);
+        let mut after = self.rounds_and_report(&mut out);
+        if after == After::Idle && std::mem::take(&mut self.task_result) {
+            after = self.result_turn(&mut out);
+        }
         (out, after)
     }
 
@@ -565,8 +661,7 @@ impl Agent {
                 After::Idle
             }
             MissionProtocol::EveB => {
-                let usage = self.total_usage();
-                out.push(self.in_turn("turn.waiting", json!({"on": "input", "usage": usage})));
+                self.hold_b(out, "input");
                 After::Held
             }
             _ => After::Held,
@@ -688,10 +783,14 @@ impl Agent {
     }
 
     fn report(&mut self, out: &mut Vec<Ev>) -> After {
+        if std::mem::take(&mut self.background_task) {
+            self.background(out);
+        }
         if std::mem::take(&mut self.delegate) {
             self.delegate_research(out);
         }
         self.step_started(out);
+        self.top_up_spend(out);
         let mut text = format!(
             "# Findings on “{}”\n\n{} sources read; each finding links its source.\n\n",
             self.topic(),

@@ -126,6 +126,21 @@ struct Meta {
     /// A delegated child's own session.
     #[serde(default)]
     sub_agent: bool,
+    /// The approval and sign-in knobs (`approval`, `signIn`, `signInSuperseded`).
+    #[serde(default)]
+    asks: agent::AskKnobs,
+    /// B: how a turn is held (the `heldShape` knob, as `HeldShape as u64`).
+    #[serde(default)]
+    held_shape: u64,
+    /// B: a background task holds the turn before the report (`backgroundTask`).
+    #[serde(default)]
+    background_task: bool,
+    /// B: a task's result comes after the first wait (`taskResult`).
+    #[serde(default)]
+    task_result: bool,
+    /// The first turn spends at least this share of the budget (`spendPercent`).
+    #[serde(default)]
+    spend_percent: Option<u64>,
 }
 
 /// Something that changed a session besides its own playing: logged so a restart
@@ -163,7 +178,14 @@ impl St {
         )
         .with_reply_deltas(meta.reply_deltas)
         .delegating(meta.delegate)
-        .child_stream_via(meta.child_via_parent.then_some(meta.session_id.as_str()));
+        .asking(&meta.asks)
+        .spending_to(meta.spend_percent)
+        .child_stream_via(meta.child_via_parent.then_some(meta.session_id.as_str()))
+        .holding(
+            crate::HeldShape::from_u64(meta.held_shape),
+            meta.background_task,
+            meta.task_result,
+        );
         let agent = if meta.sub_agent {
             agent.sub_agent()
         } else {
@@ -325,6 +347,11 @@ fn child_session(
         id_tokens: false,
         child_via_parent: false,
         sub_agent: true,
+        asks: Default::default(),
+        held_shape: 0,
+        background_task: false,
+        task_result: false,
+        spend_percent: None,
     };
     EveSession {
         id: d.session_id.clone(),
@@ -604,6 +631,16 @@ pub async fn create(
         id_tokens: proto == MissionProtocol::EveB && shared.faults.session_id_tokens(),
         child_via_parent: shared.faults.child_route() == crate::ChildRoute::Parent,
         sub_agent: false,
+        asks: agent::AskKnobs {
+            approval: shared.faults.approval(),
+            sign_in: shared.faults.sign_in(),
+            superseded: shared.faults.sign_in_superseded(),
+            link_base: format!("{}/_sandbox/sign-in/{id}", origin(&headers)),
+        },
+        held_shape: shared.faults.held_shape() as u64,
+        background_task: shared.faults.background_task(),
+        task_result: shared.faults.task_result(),
+        spend_percent: shared.faults.spend_percent(),
     };
     let mut st = St::fresh(&meta, proto);
     if let Some(dir) = &shared.missions.dir {
@@ -702,7 +739,7 @@ pub fn load(path: &Path) -> std::io::Result<Option<EveSession>> {
             let Some(ev) = st.pending.pop_front() else {
                 break;
             };
-            if proto == MissionProtocol::Eve27 {
+            if proto == MissionProtocol::Eve27 && ev.kind != agent::PAUSE {
                 wire::render_v27(&mut st.v27, &ev);
             }
             if ev.kind == "agent.started"
@@ -855,6 +892,24 @@ async fn run(
                 _ = session.wake.notified() => {}
                 _ = stop.changed() => {}
             }
+        }
+        // A task's time: nothing on the wire, the rest of the queue after it.
+        let pause = {
+            let mut st = session.lock();
+            let ms = st.pending.front().filter(|e| e.kind == agent::PAUSE).map(|e| e.data["ms"].as_u64().unwrap_or(0));
+            if ms.is_some() {
+                st.pending.pop_front();
+                st.write(json!({ "rec": null }));
+            }
+            ms
+        };
+        if let Some(ms) = pause {
+            tokio::select! {
+                _ = tokio::time::sleep(std::time::Duration::from_millis(ms)) => {}
+                _ = stop.changed() => {}
+            }
+            afresh = true;
+            continue;
         }
         let mut st = session.lock();
         if *stop.borrow() {
