@@ -6,7 +6,7 @@ use crate::missions::conversation::readable::{
     MAX_TOOL_TEXT, bounded, one_line, readable_input, readable_output, sources_of, step_line,
 };
 use crate::missions::conversation::{
-    Conversation, Item, ItemKind, PendingRequest, SignIn, Source, Step, StepStatus,
+    ChildRef, Conversation, Item, ItemKind, PendingRequest, SignIn, Source, Step, StepStatus,
 };
 use crate::missions::protocol::facts::{
     Awaited, DeltaText, Fact, PartKind, Request, SignInPrompt, superseded,
@@ -122,7 +122,21 @@ impl Conversation {
                 name,
                 ends_here,
                 call,
-            } => self.child_started(key, name, *ends_here, call.as_deref(), seq),
+                session,
+                stream,
+            } => {
+                let at = self.child_started(key, name, *ends_here, call.as_deref(), seq);
+                // Openable when the record says which session, and by which call.
+                if let (Some(call), Some(session)) = (call, session)
+                    && let Some(step) = &mut self.items[at as usize].step
+                {
+                    step.child = Some(ChildRef {
+                        call_id: call.clone(),
+                        session_id: session.clone(),
+                        stream_path: stream.clone(),
+                    });
+                }
+            }
             Fact::ChildEnded { key, output } => {
                 if let Some(at) = self.take_key(&format!("agent:{key}")) {
                     self.settle_step(at, "completed", output.as_ref(), None, seq);
@@ -298,7 +312,7 @@ impl Conversation {
         ends_here: bool,
         call: Option<&str>,
         seq: u64,
-    ) {
+    ) -> u32 {
         if let Some(call) = call {
             if self.progress.agents.len() >= MAX_OPEN_KEYS {
                 self.progress.agents.remove(0);
@@ -313,6 +327,7 @@ impl Conversation {
             self.take_key(&format!("agent:{key}"));
             self.settle_step(at, "completed", None, None, seq);
         }
+        at
     }
 
     /// A sign-in attempt ended. Only the attempt the item shows settles it: an older
@@ -523,6 +538,7 @@ impl Conversation {
             output: None,
             error: None,
             sources: Vec::new(),
+            child: None,
         });
         item.text = step_line(item.step.as_ref().expect("just set"), &self.sources);
         if !key.is_empty() {

@@ -111,6 +111,23 @@ pub struct Step {
     pub error: Option<String>,
     #[serde(default)]
     pub sources: Vec<Source>,
+    /// A sub-agent's own session, which opens to show its conversation (read only then).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub child: Option<ChildRef>,
+}
+
+/// What opens a delegated sub-agent's conversation: the call that delegated to it (its
+/// handle in the parent's route), its session and the stream path the record named.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct ChildRef {
+    pub call_id: String,
+    pub session_id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub stream_path: Option<String>,
 }
 
 /// A question, approval or budget prompt the session holds its turn for.

@@ -137,6 +137,8 @@ fn work(e: &MissionEvent) -> Option<Vec<Fact>> {
                 // A sub-agent is followed on its own stream; its end is not in this one.
                 ends_here: e.event == "subagent.started",
                 call: owned(d, "callId"),
+                session: owned(d, "sessionId"),
+                stream: owned(d, "streamPath"),
             }
         }
         "subagent.completed" => Fact::ChildEnded {

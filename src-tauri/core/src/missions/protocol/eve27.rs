@@ -109,6 +109,8 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
                 call: s("callId")
                     .or_else(|| d.pointer("/owner/callId").and_then(Value::as_str))
                     .map(str::to_owned),
+                session: owned(d, "sessionId"),
+                stream: owned(d, "stream"),
             }
         }
         "usage.recorded" => match cost(d) {

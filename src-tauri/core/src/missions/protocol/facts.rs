@@ -100,6 +100,10 @@ pub enum Fact {
         ends_here: bool,
         /// The call that delegated to it, when the record names one.
         call: Option<String>,
+        /// Its own session, and the path its stream is read at (B's `streamPath`, 27's
+        /// `stream`: its own, or the parent's route for a remote child).
+        session: Option<String>,
+        stream: Option<String>,
     },
     ChildEnded {
         key: String,
