@@ -74,9 +74,37 @@
 //!   still refusing a token in a follow-up;
 //! - `historyExpired`: `true` to answer eve stream requests `410 {code:
 //!   "session_expired"}`, as eve does once a session's history is past its retention;
+//! - `agents`: `["researcher", "writer"]` to serve one agent per name under eve's
+//!   per-agent prefix, and nothing at the bare `/eve/v1` (`[]`: one root agent there);
+//!   `agentPaths`: `"new"` (`/eve/<name>/v1`, the default) or `"old"`
+//!   (`/eve/agents/<name>/eve/v1`); a session answers only under its own agent (see
+//!   [`crate::agents`]);
+//! - `noInfoRoute`: `true` to answer eve's info route (`GET <base>/info`) 404, as eve
+//!   releases before it did;
+//! - `spendPercent`: N to have eve sessions created from now on spend at least N% of
+//!   their budget in their first turn (85: past the 80% warning; 110: over the budget;
+//!   0: off), as a model run of its own (27: `usage.recorded`; A and B: the cumulative
+//!   usage only);
 //! - `delegate`: `true` to have eve sessions created from now on hand one task to a
 //!   `researcher` sub-agent before their report (27: the turn pauses on that call and
 //!   resumes by itself);
+//! - `approval`: `true` to have eve B and 27 sessions created from now on ask to approve
+//!   their first source read (B: `input.requested` of kind `tool-approval`; 27:
+//!   `interaction.opened` of kind `approval`), with the options `approve` (`primary`) and
+//!   `cancel` (`danger`); a cancel ends the call `rejected`, and a message while it is
+//!   pending withdraws it (B: `input.resolved {outcome: "ignored"}`; 27:
+//!   `interaction.settled {outcome: "withdrawn", reason: "superseded-by-message"}`);
+//! - `signIn`: `true` to have eve B and 27 sessions created from now on ask the person to
+//!   sign in to "Sandbox Notes" before their first search (B: `authorization.required`
+//!   then `turn.waiting {on: "input"}`; 27: the call `interrupted`
+//!   (`authorization-required`), an `interaction.opened` of kind `sign-in`, `turn.paused`).
+//!   Its link is the sandbox's own `GET /_sandbox/sign-in/{session}/{attempt}`: visiting
+//!   it is the browser's callback, after which the turn goes on to its report. Nothing is
+//!   ever POSTed for it; every POST a session receives is logged
+//!   (`GET /_sandbox/posts?sessionId=…`);
+//! - `signInSuperseded`: with `signIn`, a second attempt replaces the first at once (the
+//!   first ends `failed`, "Superseded by a newer authorization attempt."; its link then
+//!   answers 410);
 //! - `childRoute`: where a delegated sub-agent's stream is served: `"both"` (the
 //!   default: the parent's route `/eve/v1/session/{parent}/subagents/{callId}/{child}/stream`
 //!   and the child's own `/eve/v1/session/{child}/stream`), `"parent"` (only the parent's,
@@ -156,6 +184,9 @@ struct FaultRequest {
     ignore_start_index: Option<bool>,
     stream_content_length: Option<u64>,
     delegate: Option<bool>,
+    approval: Option<bool>,
+    sign_in: Option<bool>,
+    sign_in_superseded: Option<bool>,
     child_route: Option<String>,
     history_expired: Option<bool>,
     session_id_tokens: Option<bool>,
@@ -439,6 +470,15 @@ async fn set_faults(
     }
     if let Some(on) = req.delegate {
         f.set_delegate(on);
+    }
+    if let Some(on) = req.approval {
+        f.set_approval(on);
+    }
+    if let Some(on) = req.sign_in {
+        f.set_sign_in(on);
+    }
+    if let Some(on) = req.sign_in_superseded {
+        f.set_sign_in_superseded(on);
     }
     if let Some(route) = child_route {
         f.set_child_route(route);

@@ -153,6 +153,12 @@ impl RunningSandbox {
     /// The stream requests an eve-mode session has received so far, in order: what
     /// each asked for (`startIndex`, `includeTailIndex`). Empty for an unknown or
     /// legacy session.
+    /// Every POST an eve-mode session received after its create (follow-ups, cancels,
+    /// ends), in order, as `{route, body}`: what a client sent, from the sandbox's side.
+    pub fn posts(&self, session_id: &str) -> Vec<serde_json::Value> {
+        self.shared.missions.posts(session_id)
+    }
+
     pub fn stream_requests(&self, session_id: &str) -> Vec<StreamRequest> {
         self.shared.missions.stream_requests(session_id)
     }

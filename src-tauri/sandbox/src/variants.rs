@@ -346,6 +346,9 @@ struct State_ {
     ignore_start_index: AtomicBool,
     stream_content_length: AtomicU64,
     delegate: AtomicBool,
+    approval: AtomicBool,
+    sign_in: AtomicBool,
+    sign_in_superseded: AtomicBool,
     child_route: AtomicU64,
     history_expired: AtomicBool,
     session_id_tokens: AtomicBool,
@@ -691,6 +694,36 @@ impl Faults {
         self.0.delegate.load(Ordering::SeqCst)
     }
 
+    /// eve B and 27 sessions created from now on ask to approve their first source read
+    /// (`approve` / `cancel`); a message while it is pending withdraws it.
+    pub fn set_approval(&self, on: bool) {
+        self.0.approval.store(on, Ordering::SeqCst);
+    }
+
+    pub fn approval(&self) -> bool {
+        self.0.approval.load(Ordering::SeqCst)
+    }
+
+    /// eve B and 27 sessions created from now on ask the person to sign in before their
+    /// first search, with a link to the sandbox's own sign-in page.
+    pub fn set_sign_in(&self, on: bool) {
+        self.0.sign_in.store(on, Ordering::SeqCst);
+    }
+
+    pub fn sign_in(&self) -> bool {
+        self.0.sign_in.load(Ordering::SeqCst)
+    }
+
+    /// With `sign_in`: a second attempt replaces the first at once, which ends
+    /// `failed` "Superseded by a newer authorization attempt." (eve issue #2421).
+    pub fn set_sign_in_superseded(&self, on: bool) {
+        self.0.sign_in_superseded.store(on, Ordering::SeqCst);
+    }
+
+    pub fn sign_in_superseded(&self) -> bool {
+        self.0.sign_in_superseded.load(Ordering::SeqCst)
+    }
+
     /// Where a delegated sub-agent's stream is served (the `childRoute` knob): both at
     /// the parent's route and at the child's own, or at only one of them. Read at each
     /// request; a session created under [`ChildRoute::Parent`] names the parent's route
@@ -791,6 +824,9 @@ impl Faults {
         self.set_ignore_start_index(false);
         self.set_stream_content_length(0);
         self.set_delegate(false);
+        self.set_approval(false);
+        self.set_sign_in(false);
+        self.set_sign_in_superseded(false);
         self.set_child_route(ChildRoute::Both);
         self.set_history_expired(false);
         self.set_session_id_tokens(false);

@@ -168,6 +168,11 @@ impl Missions {
 
 impl Missions {
     /// The stream requests an eve session has received.
+    /// Every POST an eve session received after its create, as `{route, body}`.
+    pub fn posts(&self, id: &str) -> Vec<Value> {
+        self.eve.get(id).map(|s| s.lock().posts.clone()).unwrap_or_default()
+    }
+
     pub fn stream_requests(&self, id: &str) -> Vec<StreamRequest> {
         self.eve.stream_requests(id)
     }
@@ -206,6 +211,11 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
         .route("/eve/v1/session/{id}", any(follow_up))
         .route("/eve/v1/session/{id}/end", any(end))
         .route("/_sandbox/stream-requests", get(stream_requests))
+        .route(
+            "/_sandbox/sign-in/{session}/{attempt}",
+            get(eve::sign_in::page_route),
+        )
+        .route("/_sandbox/posts", get(eve::sign_in::posts_route))
 }
 
 /// True when requests for unknown sessions get eve's answers.

@@ -452,6 +452,18 @@ impl Agent {
 
     /// One tool call in its own step: narration, the call, its input, its result.
     fn call(&mut self, out: &mut Vec<Ev>, narration: &str, tool: &'static str, input: Value) {
+        let call_id = self.call_request(out, narration, tool, &input);
+        self.call_result(out, &call_id, tool, input);
+    }
+
+    /// A call's step up to its input: narration, the request, the input streamed.
+    fn call_request(
+        &mut self,
+        out: &mut Vec<Ev>,
+        narration: &str,
+        tool: &'static str,
+        input: &Value,
+    ) -> String {
         self.step_started(out);
         self.say(out, narration, "tool-calls");
         let call_id = self.id("call");
@@ -470,6 +482,11 @@ impl Agent {
                 json!({"callId": call_id, "toolName": tool, "inputTextDelta": part}),
             ));
         }
+        call_id
+    }
+
+    /// A call's result and the end of its step.
+    fn call_result(&mut self, out: &mut Vec<Ev>, call_id: &str, tool: &'static str, input: Value) {
         let failed = tool == "read_source" && self.rng.unit() < 0.12;
         let sources = if tool == "web_search" {
             let n = self.rng.range(1, 3);
@@ -674,10 +691,10 @@ impl Agent {
         let r = &ev.data["requests"][0];
         Some(Open {
             request_id: r["requestId"].as_str()?.to_owned(),
-            kind: if r["kind"] == "session-limit" {
-                "session-limit"
-            } else {
-                "question"
+            kind: match r["kind"].as_str() {
+                Some("session-limit") => "session-limit",
+                Some("tool-approval") => "tool-approval",
+                _ => "question",
             },
             options: r["options"]
                 .as_array()?
@@ -699,11 +716,14 @@ impl Agent {
     /// eve's cumulative usage on waiting and terminal records: its own model calls plus
     /// what the agents it delegated to spent.
     fn total_usage(&self) -> Value {
-        json!({"costUsd": (self.spent_cents + self.delegated_cents) as f64 / 100.0})
+        json!({"costUsd": (self.spent_cents + self.delegated_cents + self.extra_cents) as f64 / 100.0})
     }
 
     fn rounds_and_report(&mut self, out: &mut Vec<Ev>) -> After {
         while self.rounds_left > 0 {
+            if let Some(after) = self.sign_in_first(out) {
+                return after;
+            }
             self.rounds_left -= 1;
             let a = self.phrases[self.rng.below(self.phrases.len() as u64) as usize].clone();
             let query = format!("{a} {} systematic review", self.phrases[1]);
@@ -714,6 +734,10 @@ impl Agent {
                 json!({"query": query}),
             );
             if let Some((url, title)) = self.found.last().cloned() {
+                let narration = format!("Reading “{title}”.");
+                if let Some(after) = self.approval_first(out, &narration, json!({"url": url})) {
+                    return after;
+                }
                 self.call(
                     out,
                     &format!("Reading “{title}”."),
@@ -858,6 +882,9 @@ impl Agent {
         message: Option<&str>,
         delivery: Option<&str>,
     ) -> (Vec<Ev>, After) {
+        if open.kind == "tool-approval" {
+            return self.approval_answered(open, response, delivery);
+        }
         let mut out = Vec::new();
         if self.proto == MissionProtocol::EveA {
             self.begin_turn(&mut out, delivery);

@@ -32,6 +32,7 @@
 //! times and tokens included), and plays on what the interrupted turn had left.
 
 pub mod agent;
+pub(crate) mod sign_in;
 pub mod wire;
 
 use crate::auth::admit;
@@ -39,6 +40,7 @@ use crate::body::read_limited;
 use crate::missions::session::{Gaps, MAX_CATCH_UP, random_u64};
 use crate::{MissionProtocol, Shared};
 use agent::{After, Agent, Ev, Open};
+use sign_in::origin;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
@@ -71,6 +73,9 @@ pub struct Rec {
 
 pub struct St {
     pub records: Vec<Rec>,
+    /// Every POST the session received after its create (follow-ups, cancels, ends):
+    /// `{route, body}`, for tests to assert what a client sent (none for a sign-in).
+    pub posts: Vec<Value>,
     /// B: a waiting session names its own id as `continuationToken` (the
     /// `sessionIdTokens` fault), as eve 0.31 and later do for ID-addressed sessions.
     id_tokens: bool,
@@ -162,6 +167,12 @@ enum Input {
     },
     /// A cancel, as the runner played it.
     Cancel,
+    /// The browser visited a sign-in attempt's link: its callback.
+    #[serde(rename_all = "camelCase")]
+    SignedIn {
+        attempt: String,
+        delivery: String,
+    },
     End,
 }
 
@@ -204,6 +215,7 @@ impl St {
             v27: wire::V27::new(meta.transition),
             file: None,
             children: Vec::new(),
+            posts: Vec::new(),
         };
         let first = st.agent.first_turn(&meta.message, Some(&meta.delivery));
         st.queue(first);
@@ -233,7 +245,13 @@ impl St {
                 let sole_question = self.open.len() == 1
                     && (self.after == After::Held || self.agent.proto == MissionProtocol::EveA)
                     && self.pending.is_empty();
-                if sole_question {
+                let approval = self.open.first().filter(|o| o.kind == "tool-approval");
+                if let Some(open) = approval.filter(|_| self.after == After::Held).cloned() {
+                    // A message withdraws a pending approval (eve 0.70 and later).
+                    self.open.clear();
+                    let batch = self.agent.approval_withdrawn(&open, text, Some(delivery));
+                    self.queue(batch);
+                } else if sole_question {
                     // A plain message answers the only pending question (or, for a
                     // budget prompt, means "continue").
                     let open = self.open.remove(0);
@@ -270,6 +288,11 @@ impl St {
                     self.agent
                         .answered(&open, response.clone(), text.as_deref(), Some(delivery));
                 self.queue(batch);
+            }
+            Input::SignedIn { attempt, delivery } => {
+                if let Some(batch) = self.agent.signed_in(attempt, delivery) {
+                    self.queue(batch);
+                }
             }
             Input::Cancel => {
                 self.cancel = false;
@@ -1102,6 +1125,7 @@ pub async fn follow_up(
         Ok(b) => b,
         Err(resp) => return resp,
     };
+    session.posted("", &body);
     let token = body.get("continuationToken");
     let message = match body.get("message") {
         None | Some(Value::Null) => None,
@@ -1198,6 +1222,7 @@ pub async fn cancel(
         Ok(b) => b,
         Err(resp) => return resp,
     };
+    session.posted("/cancel", &body);
     let guard = match body.get("turnId") {
         None | Some(Value::Null) => None,
         Some(Value::String(t)) if !t.is_empty() => Some(t.clone()),
@@ -1233,8 +1258,9 @@ pub async fn end(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if let Err(resp) = admitted(&shared, &headers, body, session.proto).await {
-        return resp;
+    match admitted(&shared, &headers, body, session.proto).await {
+        Ok(body) => session.posted("/end", &body),
+        Err(resp) => return resp,
     }
     {
         let mut st = session.lock();

@@ -95,6 +95,18 @@ pub fn rec_from_line(proto: MissionProtocol, line: &str) -> Rec {
     }
 }
 
+/// B's resolution outcome in 27's closed set (`packages/eve/src/protocol/session-events/
+/// catalog.ts`): eve never writes `answered` there.
+pub fn interaction_outcome(b: Option<&str>) -> &'static str {
+    match b {
+        Some("denied") => "declined",
+        Some("ignored") => "withdrawn",
+        Some("invalid") => "invalid",
+        Some("cancelled") => "interrupted",
+        _ => "accepted",
+    }
+}
+
 fn fact(ty: &str, turn: Option<&Value>, data: Value) -> Value {
     match turn {
         Some(t) if !t.is_null() => json!({"type": ty, "scope": {"turnId": t}, "data": data}),
@@ -271,9 +283,15 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             }
             return progress("call.input", data);
         }
+        "v27.facts" => d["facts"].as_array().cloned().unwrap_or_default(),
         "action.result" => {
             let r = &d["result"];
-            let mut settled = json!({"callId": r["callId"], "outcome": d["status"], "output": r["output"]});
+            // 27's closed set: a call dropped with its withdrawn approval is abandoned.
+            let outcome = match d["status"].as_str() {
+                Some("cancelled") => json!("abandoned"),
+                _ => d["status"].clone(),
+            };
+            let mut settled = json!({"callId": r["callId"], "outcome": outcome, "output": r["output"]});
             if let Some(e) = d.get("error") {
                 settled["error"] = e.clone();
             }
@@ -324,16 +342,28 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             let mut facts = Vec::new();
             let mut awaiting = Vec::new();
             for r in d["requests"].as_array().into_iter().flatten() {
-                let kind = if r["kind"] == "session-limit" { "budget" } else { "question" };
+                let kind = match r["kind"].as_str() {
+                    Some("session-limit") => "budget",
+                    Some("tool-approval") => "approval",
+                    _ => "question",
+                };
                 let mut request = json!({"kind": kind, "prompt": r["prompt"], "options": r["options"],
                                          "allowFreeform": r["allowFreeform"], "display": r["display"]});
                 if r["allowFreeform"].is_null() {
                     request["allowFreeform"] = json!(false);
                 }
+                if let Some(title) = r.get("title") {
+                    request["title"] = title.clone();
+                }
+                // An approval is about the call it holds.
+                let subject = match r.pointer("/action/callId") {
+                    Some(call) => json!({"callId": call}),
+                    None => json!({"turnId": turn}),
+                };
                 facts.push(fact(
                     "interaction.opened",
                     turn,
-                    json!({"interactionId": r["requestId"], "subject": {"turnId": turn}, "request": request}),
+                    json!({"interactionId": r["requestId"], "subject": subject, "request": request}),
                 ));
                 awaiting.push(json!({"interactionId": r["requestId"]}));
             }
@@ -351,6 +381,16 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             let delivery = ev.delivery.clone().unwrap_or_else(|| format!("dlv_{:016x}", random_u64()));
             let mut facts = Vec::new();
             for r in d["resolutions"].as_array().into_iter().flatten() {
+                let outcome = interaction_outcome(r["outcome"].as_str());
+                if outcome == "withdrawn" {
+                    // The person's message withdrew it: no response was submitted.
+                    let mut settled = json!({"interactionId": r["requestId"], "outcome": outcome});
+                    if let Some(reason) = r.get("reason") {
+                        settled["reason"] = reason.clone();
+                    }
+                    facts.push(fact("interaction.settled", turn, settled));
+                    continue;
+                }
                 let response_id = format!("rsp_{:016x}", random_u64());
                 facts.push(fact(
                     "response.submitted",
