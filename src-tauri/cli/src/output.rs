@@ -325,18 +325,19 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
             }
             ItemKind::Question => {
                 if let Some(r) = &item.request
-                    && let Some(outcome) = &r.outcome
+                    && let Some(words) = r.outcome_words()
                 {
-                    let answer = r
-                        .answer
-                        .as_deref()
-                        .map(|a| format!(": {a}"))
-                        .unwrap_or_default();
-                    say!("\n[asked] {} ({outcome}{answer})", r.prompt);
+                    say!("\n[asked] {} ({words})", r.prompt);
                 }
             }
-            ItemKind::SignIn | ItemKind::Turn => {}
+            ItemKind::SignIn => {
+                if let Some(words) = item.sign_in.as_ref().and_then(|s| s.outcome_words()) {
+                    say!("\n[{}] {words}", item.text);
+                }
+            }
+            ItemKind::Turn => {}
             ItemKind::Failure => say!("\n[failed] {}", item.text),
+            ItemKind::Result => say!("\n[background result]\n{}", item.text.trim_end()),
         }
     }
     for s in &c.sign_ins {

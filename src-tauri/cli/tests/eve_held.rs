@@ -128,3 +128,49 @@ async fn a_turn_held_on_a_background_task_in_each_shape_is_followed_to_its_repor
         assert!(shown["pending"].as_array().unwrap().is_empty(), "{name}");
     }
 }
+
+/// A background result comes after the session waits, in a result turn of its own: a
+/// later watch follows it, and `show` lists it as a result, not as the person's message.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_background_result_after_the_wait_is_shown_as_a_result() {
+    let service = sandbox().await;
+    service.faults().set_task_result(true);
+    let cli = Cli::new(&service);
+    let here = tempfile::tempdir().unwrap();
+    let (_, sid) = cli
+        .start_following("Does shade reduce heat stroke?", here.path())
+        .await;
+    let shown = show(&cli, &sid, here.path()).await;
+    assert_eq!(shown["status"], "waiting", "{shown}");
+    let results = |shown: &Value| {
+        shown["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|i| i["kind"] == "result")
+            .map(|i| i["text"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    // The watch ended at the first turn's wait, before the result came.
+    assert!(results(&shown).is_empty(), "{shown}");
+    // Once delivered, watching again follows the result turn to its wait.
+    tokio::time::sleep(Duration::from_millis(2_500)).await;
+    let limit = Duration::from_secs(30);
+    ok(&run_within(&cli, &["mission", "watch", &sid], here.path(), limit).await);
+    let shown = show(&cli, &sid, here.path()).await;
+    let got = results(&shown);
+    assert_eq!(got.len(), 1, "{shown}");
+    assert!(got[0].contains("archive_sources finished"), "{got:?}");
+    let users: Vec<&Value> = shown["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .collect();
+    assert!(
+        users.iter().all(|m| !m["text"].as_str().unwrap().contains("archive")),
+        "a result is not the person's message: {users:?}"
+    );
+    let text = ok(&cli.run(&["mission", "show", &sid], here.path()).await);
+    assert!(text.contains("[background result]"), "{text}");
+}

@@ -200,11 +200,21 @@ export type SignIn = {
  */
 name: string, description?: string, url?: string, userCode?: string, expiresAt?: string, 
 /**
- * `authorized`, `declined`, … once it ended.
+ * What to do on the page, in the service's words.
+ */
+instructions?: string, 
+/**
+ * The attempt shown (B's `attemptId`; 27: its interaction): a newer attempt for the
+ * same service replaces it in this item.
+ */
+attempt?: string, 
+/**
+ * `authorized`, `declined`, `accepted`, … once it ended; `superseded` while a newer
+ * attempt is awaited.
  */
 outcome?: string, };
 
-export type ItemKind = "user" | "assistant" | "reasoning" | "tool" | "question" | "sign-in" | "failure" | "turn";
+export type ItemKind = "user" | "assistant" | "reasoning" | "tool" | "question" | "sign-in" | "failure" | "turn" | "result";
 
 export type StepStatus = "running" | "completed" | "failed" | "rejected" | "cancelled";
 

@@ -111,6 +111,9 @@ fn conversation_markdown(out: &mut String, c: &Conversation) {
             ItemKind::Failure => {
                 let _ = writeln!(out, "> **Failed:** {}\n", one_line(&item.text));
             }
+            ItemKind::Result => {
+                let _ = writeln!(out, "**Background result:** {}\n", item.text.trim());
+            }
             ItemKind::Turn => {
                 let _ = writeln!(out, "---\n\n*{}*\n", item.text);
             }

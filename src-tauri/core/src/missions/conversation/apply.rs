@@ -64,6 +64,13 @@ impl Conversation {
                     self.push(ItemKind::Failure, msg, seq);
                 }
             }
+            Fact::TaskResult { tasks, text } => {
+                let text = text.clone().unwrap_or_else(|| match tasks.as_slice() {
+                    [] => "A background task finished.".to_owned(),
+                    ids => format!("Background task {} finished.", ids.join(", ")),
+                });
+                self.push(ItemKind::Result, text, seq);
+            }
             Fact::UserMessage { text } => {
                 self.push(ItemKind::User, text.clone(), seq);
             }

@@ -36,6 +36,8 @@ pub enum ItemKind {
     SignIn,
     Failure,
     Turn,
+    /// A background task's result, delivered after its turn.
+    Result,
 }
 
 impl ItemKind {
@@ -49,6 +51,7 @@ impl ItemKind {
             ItemKind::SignIn => "sign-in",
             ItemKind::Failure => "failure",
             ItemKind::Turn => "turn",
+            ItemKind::Result => "result",
         }
     }
 }

@@ -11,6 +11,9 @@ use crate::missions::protocol::json::{
 };
 use serde_json::Value;
 
+/// Task ids a result names that are kept: more say nothing a person reads.
+const MAX_RESULT_TASKS: usize = 32;
+
 /// What a v26 (or older) record says; `None` for a name this vocabulary does not have.
 pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
     let d = &e.data;
@@ -41,6 +44,17 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
                 None => return none(),
             }
         }
+        // Delivered in a result turn of its own once the session is idle.
+        "message.received" if s("kind") == Some("task.result") => Fact::TaskResult {
+            tasks: each(d, "taskIds")
+                .filter_map(Value::as_str)
+                .take(MAX_RESULT_TASKS)
+                .map(str::to_owned)
+                .collect(),
+            text: s("message")
+                .or_else(|| text_of_parts(d.get("parts")))
+                .map(str::to_owned),
+        },
         "message.received" => return none(),
         "message.appended" | "reasoning.appended" => {
             let kind = part_kind(&e.event);

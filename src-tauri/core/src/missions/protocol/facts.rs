@@ -92,6 +92,13 @@ pub enum Fact {
         output: Option<Value>,
         error: Option<String>,
     },
+    /// A background task's result, delivered to the session (eve B's
+    /// `message.received {kind: "task.result", taskIds}`): not the person's message.
+    /// `tasks`: the tasks it names; `text`: what it says, when it says something.
+    TaskResult {
+        tasks: Vec<String>,
+        text: Option<String>,
+    },
     /// A delegated agent. `ends_here`: its end comes in this stream; otherwise it is
     /// followed on its own stream, and is a finished step here.
     ChildStarted {

@@ -276,4 +276,28 @@ mod tests {
         let s = [STARTED, QUESTION, COMPLETED, WAITING, STARTED, TASK, NO_ON];
         assert_eq!(ends(&s), vec![(3, TurnEnd::NeedsInput)]);
     }
+
+    /// A background result arrives in a turn of its own once the session is idle: a
+    /// result in the conversation, not the person's message, and the watch that follows
+    /// it ends at that turn's wait.
+    #[test]
+    fn a_task_result_turn_is_a_result_not_the_persons_message() {
+        use crate::missions::conversation::{Conversation, ItemKind};
+        let result = (
+            "message.received",
+            r#"{"turnId":"t2","kind":"task.result","taskIds":["task_1"],"message":"archive finished: 12 sources"}"#,
+        );
+        let s = [STARTED, REPLY, COMPLETED, WAITING, STARTED, result, REPLY, COMPLETED, WAITING];
+        assert_eq!(ends(&s), vec![(3, TurnEnd::Waiting), (8, TurnEnd::Waiting)]);
+        let events: Vec<MissionEvent> = s
+            .iter()
+            .map(|(n, d)| MissionEvent::new(None, (*n).into(), d))
+            .collect();
+        let c = Conversation::from_events(&events);
+        let results: Vec<_> = c.items.iter().filter(|i| i.kind == ItemKind::Result).collect();
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0].text, "archive finished: 12 sources");
+        assert!(c.items.iter().all(|i| i.kind != ItemKind::User));
+        assert!(c.messages().iter().all(|m| !m.text.contains("archive")));
+    }
 }
