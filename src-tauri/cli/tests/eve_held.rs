@@ -69,7 +69,10 @@ fn has_report(shown: &Value) -> bool {
 
 async fn start(cli: &Cli, objective: &str, data: &Path) -> String {
     let out = ok(&cli
-        .run(&["mission", "start", "--objective", objective, "--json"], data)
+        .run(
+            &["mission", "start", "--objective", objective, "--json"],
+            data,
+        )
         .await);
     let first: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     first["sessionId"].as_str().unwrap().to_owned()
@@ -82,13 +85,21 @@ async fn a_question_held_in_each_shape_ends_the_watch_and_shows_needs_input() {
         service.faults().set_held_shape(shape);
         let cli = Cli::new(&service);
         let here = tempfile::tempdir().unwrap();
-        let sid = start(&cli, "An ambiguous question about shade and heat", here.path()).await;
+        let sid = start(
+            &cli,
+            "An ambiguous question about shade and heat",
+            here.path(),
+        )
+        .await;
         let limit = Duration::from_secs(30);
         ok(&run_within(&cli, &["mission", "watch", &sid], here.path(), limit).await);
         let shown = show(&cli, &sid, here.path()).await;
         assert_eq!(shown["status"], "needs_input", "{name}: {shown}");
         assert_eq!(shown["pending"].as_array().unwrap().len(), 1, "{name}");
-        assert!(!has_report(&shown), "{name}: the watch ran past the question");
+        assert!(
+            !has_report(&shown),
+            "{name}: the watch ran past the question"
+        );
     }
 }
 
@@ -168,7 +179,9 @@ async fn a_background_result_after_the_wait_is_shown_as_a_result() {
         .filter(|m| m["role"] == "user")
         .collect();
     assert!(
-        users.iter().all(|m| !m["text"].as_str().unwrap().contains("archive")),
+        users
+            .iter()
+            .all(|m| !m["text"].as_str().unwrap().contains("archive")),
         "a result is not the person's message: {users:?}"
     );
     let text = ok(&cli.run(&["mission", "show", &sid], here.path()).await);

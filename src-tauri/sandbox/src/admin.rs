@@ -132,8 +132,7 @@
 use crate::auth::{bearer, error, error_with};
 use crate::{
     ChildRoute, CiteShape, CiteStyle, ErrorFamily, EventIds, Failure, HeldShape, MissionProtocol,
-    ParseShape,
-    Placement, Shared,
+    ParseShape, Placement, Shared,
 };
 use axum::Json;
 use axum::body::Bytes;

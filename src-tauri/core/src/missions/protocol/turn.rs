@@ -287,14 +287,20 @@ mod tests {
             "message.received",
             r#"{"turnId":"t2","kind":"task.result","taskIds":["task_1"],"message":"archive finished: 12 sources"}"#,
         );
-        let s = [STARTED, REPLY, COMPLETED, WAITING, STARTED, result, REPLY, COMPLETED, WAITING];
+        let s = [
+            STARTED, REPLY, COMPLETED, WAITING, STARTED, result, REPLY, COMPLETED, WAITING,
+        ];
         assert_eq!(ends(&s), vec![(3, TurnEnd::Waiting), (8, TurnEnd::Waiting)]);
         let events: Vec<MissionEvent> = s
             .iter()
             .map(|(n, d)| MissionEvent::new(None, (*n).into(), d))
             .collect();
         let c = Conversation::from_events(&events);
-        let results: Vec<_> = c.items.iter().filter(|i| i.kind == ItemKind::Result).collect();
+        let results: Vec<_> = c
+            .items
+            .iter()
+            .filter(|i| i.kind == ItemKind::Result)
+            .collect();
         assert_eq!(results.len(), 1);
         assert_eq!(results[0].text, "archive finished: 12 sources");
         assert!(c.items.iter().all(|i| i.kind != ItemKind::User));

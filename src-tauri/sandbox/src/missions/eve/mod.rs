@@ -919,7 +919,11 @@ async fn run(
         // A task's time: nothing on the wire, the rest of the queue after it.
         let pause = {
             let mut st = session.lock();
-            let ms = st.pending.front().filter(|e| e.kind == agent::PAUSE).map(|e| e.data["ms"].as_u64().unwrap_or(0));
+            let ms = st
+                .pending
+                .front()
+                .filter(|e| e.kind == agent::PAUSE)
+                .map(|e| e.data["ms"].as_u64().unwrap_or(0));
             if ms.is_some() {
                 st.pending.pop_front();
                 st.write(json!({ "rec": null }));
