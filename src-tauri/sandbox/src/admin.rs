@@ -391,6 +391,28 @@ async fn set_faults(
         Ok(v) => v,
         Err(r) => return r,
     };
+    let old_paths = match req.agent_paths.as_deref() {
+        None => None,
+        Some("new") => Some(false),
+        Some("old") => Some(true),
+        Some(other) => {
+            return invalid(
+                "agentPaths",
+                &format!("agentPaths {other:?} is not one of new, old."),
+            );
+        }
+    };
+    if let Some(bad) =
+        (req.agents.iter().flatten()).find(|n| !crate::agents::Deployment::valid_name(n))
+    {
+        return invalid(
+            "agents",
+            &format!("{bad:?} is not an agent name (letters, digits, - and _; not v1 or agents)."),
+        );
+    }
+    if req.spend_percent.is_some_and(|p| p > 1000) {
+        return invalid("spendPercent", "spendPercent is at most 1000.");
+    }
     if req.silence_after.is_some() && req.silence_ms.is_none() {
         return invalid("silenceAfter", "silenceAfter needs silenceMs.");
     }

@@ -11,6 +11,7 @@
 #![allow(clippy::result_large_err)]
 
 mod admin;
+pub mod agents;
 mod auth;
 mod body;
 mod citations;
@@ -112,6 +113,8 @@ pub(crate) struct Shared {
     pub faults: Faults,
     pub citations: citations::Accounts,
     pub missions: missions::Missions,
+    /// Which agent created each session, when the deployment has several.
+    pub owners: agents::Owners,
 }
 
 /// A sandbox serving in the background. Dropping it stops the server.
@@ -208,6 +211,7 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
         limiter: ratelimit::Limiter::new(config.rate_limit),
         faults: faults.clone(),
         citations: citations::Accounts::default(),
+        owners: agents::Owners::default(),
         missions: missions::Missions::open(
             config.data_dir.as_deref(),
             missions::Defaults {

@@ -6,17 +6,27 @@ use std::sync::Arc;
 
 pub fn router(shared: Arc<Shared>) -> Router {
     let faults = shared.faults.clone();
-    Router::new()
+    let outer = shared.clone();
+    let inner = Router::new()
         .merge(crate::citations::routes())
         .merge(crate::console::routes())
         .merge(crate::discovery::routes())
         .merge(crate::missions::routes())
+        .merge(crate::agents::routes())
         .merge(crate::admin::routes())
         .fallback(not_found)
         .with_state(shared)
         .layer(axum::middleware::from_fn_with_state(
             faults,
             crate::variants::apply,
+        ));
+    // Around the whole router, since it changes the path the routes are matched on (a
+    // layer on the router runs after routing): each agent's prefix becomes `/eve/v1`.
+    Router::new()
+        .fallback_service(inner)
+        .layer(axum::middleware::from_fn_with_state(
+            outer,
+            crate::agents::route_agents,
         ))
 }
 

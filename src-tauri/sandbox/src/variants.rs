@@ -750,6 +750,29 @@ impl Faults {
         self.0.history_expired.load(Ordering::SeqCst)
     }
 
+    /// How the deployment serves its agents (see [`crate::agents`]).
+    pub fn set_deployment(&self, d: crate::agents::Deployment) {
+        *lock(&self.0.deployment) = d;
+    }
+
+    pub fn deployment(&self) -> crate::agents::Deployment {
+        lock(&self.0.deployment).clone()
+    }
+
+    /// eve sessions created from now on spend at least `percent` of their budget in their
+    /// first turn (`None`: off), so a client can be seen warning past 80% and past 100%.
+    pub fn set_spend_percent(&self, percent: Option<u64>) {
+        let v = percent.map_or(0, |p| p.saturating_add(1));
+        self.0.spend_percent_plus_one.store(v, Ordering::SeqCst);
+    }
+
+    pub fn spend_percent(&self) -> Option<u64> {
+        self.0
+            .spend_percent_plus_one
+            .load(Ordering::SeqCst)
+            .checked_sub(1)
+    }
+
     /// eve B sessions created from now on name their own id as the `continuationToken` of
     /// each `session.waiting`, as eve 0.31 and later do for ID-addressed sessions (which
     /// still refuse a token in a follow-up).

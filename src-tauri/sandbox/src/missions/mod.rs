@@ -44,6 +44,7 @@ mod session;
 mod stream;
 
 pub use eve::{ChildStreamRequest, StreamRequest};
+pub(crate) use eve::session_not_found as eve_session_not_found;
 
 use crate::auth::{admit, error, error_with, rate_limited_with};
 use crate::body::read_limited;

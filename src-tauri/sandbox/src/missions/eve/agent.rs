@@ -89,6 +89,10 @@ pub struct Agent {
     /// What the sub-agents it delegated to spent: in eve's cumulative usage, never in a
     /// step's own.
     delegated_cents: u64,
+    /// The `spendPercent` knob, until the turn has spent that much.
+    spend_to: Option<u64>,
+    /// What was added to reach it.
+    extra_cents: u64,
     /// The sub-agents it started, in order.
     pub delegated: Vec<Delegated>,
     /// The parent session whose route a child's `streamPath` names (the `childRoute`
@@ -264,6 +268,34 @@ impl Agent {
     pub fn delegating(mut self, on: bool) -> Self {
         self.delegate = on;
         self
+    }
+
+    /// The first turn spends at least `percent` of the budget (the `spendPercent` knob):
+    /// past 80% or past the budget itself, which the steps' shares never reach. What is
+    /// added is a model run of its own: a `usage.recorded` in 27, in A and B only the
+    /// cumulative usage.
+    pub fn spending_to(mut self, percent: Option<u64>) -> Self {
+        self.spend_to = percent;
+        self
+    }
+
+    /// Brings the spend up to the `spendPercent` share of the budget, once.
+    fn top_up_spend(&mut self, out: &mut Vec<Ev>) {
+        let Some(percent) = self.spend_to.take() else {
+            return;
+        };
+        let want = self.budget_cents * percent / 100;
+        let have = self.spent_cents + self.delegated_cents + self.extra_cents;
+        if want <= have {
+            return;
+        }
+        let cost = want - have;
+        self.extra_cents += cost;
+        let run = format!("{}_topup", self.turn_id);
+        out.push(self.in_turn(
+            "usage.recorded",
+            json!({"owner": {"runId": run}, "kind": "model", "usage": {"costUsd": cost as f64 / 100.0}}),
+        ));
     }
 
     /// Makes every report exactly `n` deltas long (at least 1, at most
@@ -814,7 +846,6 @@ impl Agent {
             self.delegate_research(out);
         }
         self.step_started(out);
-        self.top_up_spend(out);
         let mut text = format!(
             "# Findings on “{}”\n\n{} sources read; each finding links its source.\n\n",
             self.topic(),
@@ -842,6 +873,8 @@ impl Agent {
             }
         }
         self.step_completed(out, "stop");
+        // After the last step, so the turn's total is what the knob asked.
+        self.top_up_spend(out);
         self.end_turn(out)
     }
 
