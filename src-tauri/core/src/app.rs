@@ -16,6 +16,8 @@ use crate::missions::client::{CancelAck, Delivered, FollowUp, InvestigationClien
 use crate::missions::conversation::{Conversation, ConversationSummary, Source};
 use crate::missions::conversation_store::{ConversationHits, ConversationPage};
 use crate::missions::follower::{Follower, MissionUpdate, Observer, Sink};
+use crate::missions::stream::child::ChildLimits;
+use crate::missions::subagents::{self, SubAgent};
 use crate::missions::store::{
     EventFilter, EventPage, KindCount, MissionRecord, MissionStatus, MissionStore,
 };
@@ -432,6 +434,24 @@ impl Casebook {
         self.store.require(session_id).await?;
         self.store
             .conversation_sources(session_id, offset, limit)
+    /// Opens the sub-agent `which` (the call that delegated to it, or its session id) of a
+    /// mission: its stream is read now, and only now, on from where the last opening
+    /// stopped, through the parent's route on the mission's service and API base (or the
+    /// stream path its record named), and its conversation comes back. What was read is
+    /// kept: with the service unreachable, what was kept is shown, saying so.
+    pub async fn open_subagent(&self, session_id: &str, which: &str) -> Result<SubAgent> {
+        let record = self.store.require(session_id).await?;
+        let client = self.client_for(&record).await;
+        subagents::open(
+            &self.store,
+            client,
+            session_id,
+            which,
+            ChildLimits::default(),
+        )
+        .await
+    }
+
             .await
     }
 

@@ -3,7 +3,8 @@
 //! across drops ([`stream`]), the history on disk ([`store`]), one watcher per mission
 //! shared by every window ([`follower`]), how an event reads ([`cards`]), the conversation the
 //! records make ([`conversation`], its Markdown as HTML in [`markdown`]), and exports
-//! ([`transcript`], the report as a Word document in [`report_docx`]).
+//! ([`transcript`], the report as a Word document in [`report_docx`]); a delegated
+//! sub-agent's own conversation, read only when opened ([`subagents`]).
 
 pub mod cards;
 pub mod client;
@@ -17,3 +18,4 @@ pub mod report_docx;
 pub mod store;
 pub mod stream;
 pub mod transcript;
+pub mod subagents;

@@ -92,6 +92,33 @@ const MIGRATIONS: &[&str] = &[
     // each under its own), so it is followed, answered and cancelled there after the
     // setting changes. NULL: eve's single root agent, `/eve/v1`, all there was before.
     "ALTER TABLE missions ADD COLUMN api_base TEXT;",
+    // 7: a delegated sub-agent's records, read only when it is opened (missions::subagents),
+    // by the parent's mission and the call that delegated to it; where its stream was read
+    // up to, and whether it has finished (then it is never read again).
+    "CREATE TABLE subagents (
+        session_id TEXT NOT NULL REFERENCES missions(session_id) ON DELETE CASCADE,
+        call_id TEXT NOT NULL,
+        child_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        stream_cursor INTEGER NOT NULL DEFAULT 0,
+        last_event_id TEXT,
+        finished INTEGER NOT NULL DEFAULT 0,
+        more INTEGER NOT NULL DEFAULT 0,
+        read_at INTEGER NOT NULL,
+        PRIMARY KEY (session_id, call_id)
+    );
+    CREATE TABLE subagent_events (
+        session_id TEXT NOT NULL,
+        call_id TEXT NOT NULL,
+        seq INTEGER NOT NULL,
+        event_id TEXT,
+        event TEXT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (session_id, call_id, seq),
+        FOREIGN KEY (session_id, call_id) REFERENCES subagents(session_id, call_id) ON DELETE CASCADE
+    );
+    CREATE UNIQUE INDEX subagent_events_by_id ON subagent_events(session_id, call_id, event_id)
+        WHERE event_id IS NOT NULL;",
 ];
 
 /// What the mission's records before `seq` leave open (questions, a held turn), for a

@@ -34,8 +34,10 @@
 //! [`InvestigationClient::watch`] is the loop; opening a stream with its retries is
 //! [`open`], reading one response [`response`] (which owns the cursor), the reconnect
 //! policy [`reconnect`], a response's bytes as records [`framing`], and what is new after a
-//! reconnect [`dedup`].
+//! reconnect [`dedup`]. A sub-agent's stream is read once, to where it stands, by
+//! [`child`].
 
+pub mod child;
 mod dedup;
 mod framing;
 mod open;

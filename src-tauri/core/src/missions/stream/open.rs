@@ -81,7 +81,7 @@ impl InvestigationClient {
 
     /// Opens the stream. Answers the caller decides on (2xx, including 204, and 429) come
     /// back as responses; everything else as errors.
-    async fn connect(
+    pub(super) async fn connect(
         &self,
         path: &str,
         query: &[(&str, String)],
