@@ -355,6 +355,10 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
         if let Some(until) = &s.expires_at {
             say!("  before {until}");
         }
+        if let Some(how) = &s.instructions {
+            say!("  {how}");
+        }
+        say!("  Nothing to answer here: `casebook mission watch` goes on once you have signed in.");
     }
     for p in &c.pending {
         say!(

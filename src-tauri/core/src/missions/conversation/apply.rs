@@ -372,6 +372,7 @@ impl Conversation {
                 (false, Some(o)) => o.to_owned(),
                 (false, None) => "authorized".to_owned(),
             });
+            x.outcome_text = x.outcome_words();
         }
     }
 
@@ -641,6 +642,7 @@ impl Conversation {
             allow_freeform: request.allow_freeform,
             outcome: None,
             reason: None,
+            outcome_text: None,
             answer: None,
         };
         let key = format!("req:{}", request.request_id);
@@ -693,6 +695,7 @@ impl Conversation {
             };
             r.outcome = Some(outcome);
             r.reason = reason.map(str::to_owned);
+            r.outcome_text = r.outcome_words();
         }
     }
 
@@ -709,6 +712,7 @@ impl Conversation {
             instructions: prompt.instructions.clone(),
             attempt: prompt.attempt.clone(),
             outcome: None,
+            outcome_text: None,
         };
         let key = format!("auth:{}", sign_in.name);
         let text = match &sign_in.description {
@@ -752,9 +756,11 @@ impl Conversation {
             }
             if let Some(r) = &mut item.request {
                 r.outcome = Some(how.to_owned());
+                r.outcome_text = r.outcome_words();
             }
             if let Some(x) = &mut item.sign_in {
                 x.outcome = Some(how.to_owned());
+                x.outcome_text = x.outcome_words();
             }
         }
     }

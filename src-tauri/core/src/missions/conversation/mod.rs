@@ -16,6 +16,7 @@
 
 mod apply;
 mod readable;
+mod words;
 
 pub use crate::missions::protocol::facts::RequestOption;
 use crate::missions::protocol::{self, MissionEvent};
@@ -159,6 +160,11 @@ pub struct PendingRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub reason: Option<String>,
+    /// How it ended, in plain words ("Withdrawn by your message"): what the window and
+    /// `mission show` say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub outcome_text: Option<String>,
     /// The answer given: the chosen option's label, or the text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
@@ -198,6 +204,10 @@ pub struct SignIn {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub outcome: Option<String>,
+    /// How it ended, in plain words ("Signed in").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub outcome_text: Option<String>,
 }
 
 /// One item of the conversation.
