@@ -12,12 +12,13 @@ use crate::citations::jobs::{
 use crate::citations::preview;
 use crate::error::{Error, ErrorCode, Result};
 use crate::keys::{KeyStatus, KeyStore, Service, SessionCookie, SessionSource};
+use crate::missions::agent::AgentInfo;
 use crate::missions::client::{CancelAck, Delivered, FollowUp, InvestigationClient, MissionSpec};
 use crate::missions::conversation::{Conversation, ConversationSummary, Source};
 use crate::missions::conversation_store::{ConversationHits, ConversationPage};
-use crate::missions::follower::{Follower, MissionUpdate, Observer, Sink};
 use crate::missions::stream::child::ChildLimits;
 use crate::missions::subagents::{self, SubAgent};
+use crate::missions::follower::{Follower, MissionUpdate, Observer, Sink};
 use crate::missions::store::{
     EventFilter, EventPage, KindCount, MissionRecord, MissionStatus, MissionStore,
 };
@@ -38,6 +39,8 @@ pub struct AppInfo {
     pub mode: BackendMode,
     /// Where requests go now: the sandbox's loopback URL in sandbox mode.
     pub base_url: String,
+    /// The investigation service's API base new missions start under.
+    pub eve_base: String,
     pub data_dir: String,
     pub settings: Settings,
     /// Test builds only: the UI exposes its test globals.
@@ -89,13 +92,18 @@ async fn backend_for(
     data_dir: &Path,
     sandbox: &SandboxOptions,
 ) -> Result<Backend> {
+    let eve_base = settings.eve_base.as_deref().unwrap_or("");
+    // Checked first: a sandbox started and then refused would be left running.
+    crate::missions::agent::parse_api_base(eve_base)?;
     if settings.sandbox {
-        return Backend::sandbox(Some(data_dir), sandbox.clone()).await;
+        return Backend::sandbox(Some(data_dir), sandbox.clone())
+            .await?
+            .with_eve_base(eve_base);
     }
     let url = settings.base_url.as_deref().ok_or_else(|| {
         Error::invalid_input("Set the services' base URL in Settings, or turn the sandbox on.")
     })?;
-    Backend::remote(url)
+    Backend::remote(url)?.with_eve_base(eve_base)
 }
 
 impl Casebook {
@@ -116,6 +124,7 @@ impl Casebook {
                         // A saved remote URL that no longer works must not keep the app from opening.
                         tracing::warn!("falling back to the sandbox: {}", e.message);
                         settings.sandbox = true;
+                        settings.eve_base = None;
                         backend_for(&settings, &data_dir, &config.sandbox).await?
                     }
                 };
@@ -155,14 +164,15 @@ impl Casebook {
 
     pub async fn info(&self) -> AppInfo {
         let settings = self.settings.lock().await.clone();
-        let (mode, base_url) = self
-            .with_backend(|b| (b.mode(), b.base_url()))
+        let (mode, base_url, eve_base) = self
+            .with_backend(|b| (b.mode(), b.base_url(), b.eve_base().to_owned()))
             .await
-            .unwrap_or((BackendMode::Remote, String::new()));
+            .unwrap_or((BackendMode::Remote, String::new(), String::new()));
         AppInfo {
             version: env!("CARGO_PKG_VERSION").to_owned(),
             mode,
             base_url,
+            eve_base,
             data_dir: self.data_dir.display().to_string(),
             settings,
             test_hooks: self.test_hooks,
@@ -171,10 +181,14 @@ impl Casebook {
 
     /// Applies and saves new settings, switching backend when the mode or URL
     /// changed. Nothing changes when the new backend cannot be set up.
-    pub async fn update_settings(&self, new: Settings) -> Result<AppInfo> {
+    pub async fn update_settings(&self, mut new: Settings) -> Result<AppInfo> {
         if let Some(url) = &new.base_url {
             crate::net::connection::parse_base_url(url)?;
         }
+        // Kept as checked; the default is kept as none, so it follows eve's if that moves.
+        let eve_base =
+            crate::missions::agent::parse_api_base(new.eve_base.as_deref().unwrap_or(""))?;
+        new.eve_base = (eve_base != crate::missions::agent::DEFAULT_API_BASE).then_some(eve_base);
         if !new.sandbox && new.base_url.is_none() {
             return Err(Error::invalid_input(
                 "Enter the services' base URL before turning the sandbox off.",
@@ -192,6 +206,11 @@ impl Casebook {
                 if let Some(old) = backend.replace(next) {
                     old.stop().await;
                 }
+            } else if self.follows_settings
+                && let Some(b) = backend.as_mut()
+            {
+                // Missions already started keep the base they were started on (stored).
+                b.set_eve_base(new.eve_base.as_deref().unwrap_or(""))?;
             }
             new.save(&self.data_dir)?;
             *settings = new;
@@ -331,12 +350,18 @@ impl Casebook {
             .await
     }
 
-    /// The client for the service `record` was started on.
+    /// The client for the service, and the API base, `record` was started on.
     pub async fn client_for(&self, record: &MissionRecord) -> Result<InvestigationClient> {
         let b = self.backend.lock().await;
         let b = b.as_ref().ok_or_else(Self::no_backend)?;
         b.check_owns(record)?;
-        b.investigations().await
+        b.investigations_at(&record.api_base).await
+    }
+
+    /// What the agent at the API base new missions start under says of itself; `None`
+    /// when the server has no info route.
+    pub async fn agent_info(&self) -> Result<Option<AgentInfo>> {
+        self.investigations().await?.agent_info().await
     }
 
     /// Starts a mission and records it; it is followed once someone subscribes (or
@@ -353,7 +378,10 @@ impl Casebook {
             )
         };
         let session = client.create_session_with(spec, extra).await?;
-        let record = self.store.insert(&session, spec, &base_url).await?;
+        let api_base = client.api_base().to_owned();
+        let record = (self.store)
+            .insert_at(&session, spec, &base_url, &api_base)
+            .await?;
         self.follower.resume_created(&record, Ok(client));
         Ok(record)
     }
@@ -406,6 +434,24 @@ impl Casebook {
         Ok(self.store.conversation(session_id).await?.0)
     }
 
+    /// Opens the sub-agent `which` (the call that delegated to it, or its session id) of a
+    /// mission: its stream is read now, and only now, on from where the last opening
+    /// stopped, through the parent's route on the mission's service and API base (or the
+    /// stream path its record named), and its conversation comes back. What was read is
+    /// kept: with the service unreachable, what was kept is shown, saying so.
+    pub async fn open_subagent(&self, session_id: &str, which: &str) -> Result<SubAgent> {
+        let record = self.store.require(session_id).await?;
+        let client = self.client_for(&record).await;
+        subagents::open(
+            &self.store,
+            client,
+            session_id,
+            which,
+            ChildLimits::default(),
+        )
+        .await
+    }
+
     /// What was said, what the mission asks and which sign-ins it waits for.
     pub async fn mission_summary(&self, session_id: &str) -> Result<ConversationSummary> {
         Ok(self.mission_conversation(session_id).await?.summary())
@@ -434,24 +480,6 @@ impl Casebook {
         self.store.require(session_id).await?;
         self.store
             .conversation_sources(session_id, offset, limit)
-    /// Opens the sub-agent `which` (the call that delegated to it, or its session id) of a
-    /// mission: its stream is read now, and only now, on from where the last opening
-    /// stopped, through the parent's route on the mission's service and API base (or the
-    /// stream path its record named), and its conversation comes back. What was read is
-    /// kept: with the service unreachable, what was kept is shown, saying so.
-    pub async fn open_subagent(&self, session_id: &str, which: &str) -> Result<SubAgent> {
-        let record = self.store.require(session_id).await?;
-        let client = self.client_for(&record).await;
-        subagents::open(
-            &self.store,
-            client,
-            session_id,
-            which,
-            ChildLimits::default(),
-        )
-        .await
-    }
-
             .await
     }
 
@@ -480,8 +508,12 @@ impl Casebook {
         }
         // Refused before it is recorded: an id like `..` would never name a session.
         crate::missions::client::session_path(session_id, "")?;
-        let base_url = self.base_url().await?;
-        self.store.adopt(session_id, &base_url, last_event_id).await
+        let (base_url, api_base) = self
+            .with_backend(|b| (b.base_url(), b.eve_base().to_owned()))
+            .await?;
+        (self.store)
+            .adopt_at(session_id, &base_url, &api_base, last_event_id)
+            .await
     }
 
     /// One page of the mission's events that pass `filter` (from the end when `offset` is
@@ -545,6 +577,30 @@ impl Casebook {
             };
         self.follower
             .subscribe(&record, client, label, sink, replay)
+            .await
+    }
+
+    /// [`Self::watch`], asking the server from the stored cursor even when the mission is
+    /// stored as waiting for the person (another client may have replied): `mission watch`.
+    pub async fn watch_asking(
+        self: &Arc<Self>,
+        session_id: &str,
+        label: &str,
+        sink: Sink,
+        replay: bool,
+    ) -> Result<()> {
+        let record = self.store.require(session_id).await?;
+        // An expired history is final: said from what is stored, the service not asked.
+        let settled = !Follower::should_follow(record.status);
+        if self.follower.is_running(session_id)
+            || !settled
+            || record.status == MissionStatus::Expired
+        {
+            return self.watch(session_id, label, sink, replay).await;
+        }
+        let client = self.client_for(&record).await;
+        (self.follower)
+            .subscribe_asking(&record, client, label, sink, replay)
             .await
     }
 

@@ -84,6 +84,8 @@ impl SandboxOptions {
 /// A connection, and the sandbox behind it when it is the sandbox.
 pub struct Backend {
     conn: Connection,
+    /// The API base new missions start under (see [`crate::missions::agent`]).
+    eve_base: String,
     sandbox: Option<RunningSandbox>,
     options: SandboxOptions,
     keys: KeyStore,
@@ -103,6 +105,7 @@ impl Backend {
         .map_err(|e| Error::internal(format!("Cannot start the local sandbox: {e}")))?;
         Ok(Self {
             conn: Connection::new(sandbox.base_url())?,
+            eve_base: crate::missions::agent::DEFAULT_API_BASE.to_owned(),
             sandbox: Some(sandbox),
             options,
             keys: KeyStore::new(),
@@ -113,6 +116,7 @@ impl Backend {
     pub fn remote(base_url: &str) -> Result<Self> {
         Ok(Self {
             conn: Connection::new(base_url)?,
+            eve_base: crate::missions::agent::DEFAULT_API_BASE.to_owned(),
             sandbox: None,
             options: SandboxOptions::default(),
             keys: KeyStore::new(),
@@ -124,6 +128,23 @@ impl Backend {
             Some(_) => BackendMode::Sandbox,
             None => BackendMode::Remote,
         }
+    }
+
+    /// New missions start under the API base `raw` (empty: `/eve/v1`); refused with the
+    /// reason when it is not a path.
+    pub fn with_eve_base(mut self, raw: &str) -> Result<Self> {
+        self.set_eve_base(raw)?;
+        Ok(self)
+    }
+
+    pub fn set_eve_base(&mut self, raw: &str) -> Result<()> {
+        self.eve_base = crate::missions::agent::parse_api_base(raw)?;
+        Ok(())
+    }
+
+    /// The API base new missions start under.
+    pub fn eve_base(&self) -> &str {
+        &self.eve_base
     }
 
     pub fn connection(&self) -> &Connection {
@@ -164,11 +185,17 @@ impl Backend {
         ))
     }
 
+    /// The investigation service under the API base new missions start under.
     pub async fn investigations(&self) -> Result<InvestigationClient> {
-        Ok(InvestigationClient::new(
-            self.conn.clone(),
-            self.key(Service::Investigations).await?,
-        ))
+        self.investigations_at(&self.eve_base).await
+    }
+
+    /// The investigation service under `api_base` (a mission's own, stored when it started).
+    pub async fn investigations_at(&self, api_base: &str) -> Result<InvestigationClient> {
+        Ok(
+            InvestigationClient::new(self.conn.clone(), self.key(Service::Investigations).await?)
+                .at_base(api_base),
+        )
     }
 
     /// Fields besides `message` for a new session: the sandbox's extensions in

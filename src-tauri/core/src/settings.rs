@@ -18,6 +18,11 @@ pub struct Settings {
     pub sandbox: bool,
     /// The real services' base URL, once the user has connected an account.
     pub base_url: Option<String>,
+    /// The investigation service's API base under it: `None` for eve's single root agent
+    /// (`/eve/v1`), or one agent of several (`/eve/<agent>/v1`, `/eve/agents/<agent>/eve/v1`).
+    #[ts(optional)]
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub eve_base: Option<String>,
     /// The citation options last used.
     pub cite_options: CiteOptions,
     /// How the windows are drawn; takes effect at the next start.
@@ -29,6 +34,7 @@ impl Default for Settings {
         Self {
             sandbox: true,
             base_url: None,
+            eve_base: None,
             cite_options: CiteOptions::default(),
             renderer: Renderer::default(),
         }

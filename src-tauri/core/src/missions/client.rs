@@ -188,6 +188,8 @@ pub const NOT_READY_FOR: std::time::Duration = std::time::Duration::from_secs(20
 #[derive(Clone, Debug)]
 pub struct InvestigationClient {
     pub(crate) api: ApiClient,
+    /// The path the session routes hang under (see [`crate::missions::agent`]).
+    base: String,
 }
 
 /// The path of `tail` under one session. The id becomes exactly one path segment: ids that
@@ -195,6 +197,11 @@ pub struct InvestigationClient {
 /// byte outside RFC 3986's unreserved set is percent-encoded, so an id the service chose with
 /// spaces, `?`, `#`, `%`, `\` or non-ASCII still reaches that session and no other.
 pub(crate) fn session_path(id: &str, tail: &str) -> Result<String> {
+    session_path_under(crate::missions::agent::DEFAULT_API_BASE, id, tail)
+}
+
+/// [`session_path`] under the API base `base`.
+pub(crate) fn session_path_under(base: &str, id: &str, tail: &str) -> Result<String> {
     if id.is_empty() {
         return Err(Error::invalid_input("The session id is empty."));
     }
@@ -203,7 +210,7 @@ pub(crate) fn session_path(id: &str, tail: &str) -> Result<String> {
             "\"{id}\" is not a session id: it would change the request's path."
         )));
     }
-    Ok(format!("/eve/v1/session/{}{tail}", encode_segment(id)))
+    Ok(format!("{base}/session/{}{tail}", encode_segment(id)))
 }
 
 /// `id` as one URL path segment (or fragment part): every byte outside RFC 3986's
@@ -224,7 +231,24 @@ impl InvestigationClient {
     pub fn new(conn: Connection, key: ApiKey) -> Self {
         Self {
             api: ApiClient::new(conn, key),
+            base: crate::missions::agent::DEFAULT_API_BASE.to_owned(),
         }
+    }
+
+    /// The same service under another API base (already checked by
+    /// [`crate::missions::agent::parse_api_base`]).
+    pub fn at_base(mut self, base: &str) -> Self {
+        self.base = base.to_owned();
+        self
+    }
+
+    /// The API base the session routes hang under (`/eve/v1` by default).
+    pub fn api_base(&self) -> &str {
+        &self.base
+    }
+
+    fn path(&self, id: &str, tail: &str) -> Result<String> {
+        session_path_under(&self.base, id, tail)
     }
 
     pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
@@ -232,12 +256,12 @@ impl InvestigationClient {
         self
     }
 
-    /// `POST /eve/v1/session`.
+    /// `POST <base>/session`.
     pub async fn create_session(&self, spec: &MissionSpec) -> Result<Session> {
         self.create_session_with(spec, serde_json::Map::new()).await
     }
 
-    /// `POST /eve/v1/session` with fields besides `message` (the sandbox's `paceMs`
+    /// `POST <base>/session` with fields besides `message` (the sandbox's `paceMs`
     /// and `events` extensions). `message` always comes from `spec`.
     pub async fn create_session_with(
         &self,
@@ -249,7 +273,7 @@ impl InvestigationClient {
         let (answer, headers) = self
             .api
             .post_json_with_headers(
-                "/eve/v1/session",
+                &format!("{}/session", self.base),
                 "Start mission",
                 serde_json::Value::Object(extra),
             )
@@ -292,10 +316,10 @@ impl InvestigationClient {
         })
     }
 
-    /// `POST /eve/v1/session/{id}/cancel`, guarded to `turn_id` when the active turn is
+    /// `POST <base>/session/{id}/cancel`, guarded to `turn_id` when the active turn is
     /// known (eve cancels nothing if another turn is active by then).
     pub async fn cancel(&self, session_id: &str, turn_id: Option<&str>) -> Result<CancelAck> {
-        let path = session_path(session_id, "/cancel")?;
+        let path = self.path(session_id, "/cancel")?;
         let body = match turn_id.filter(|t| !t.is_empty()) {
             Some(t) => serde_json::json!({ "turnId": t }),
             None => serde_json::json!({}),
@@ -309,7 +333,7 @@ impl InvestigationClient {
         })
     }
 
-    /// `POST /eve/v1/session/{id}`: the next message, or answers, to a waiting session. The
+    /// `POST <base>/session/{id}`: the next message, or answers, to a waiting session. The
     /// newest `continuationToken` goes with it only when the service gave one (servers
     /// that gave none refuse it). `409 session_not_ready` is tried again for
     /// [`NOT_READY_FOR`]; `409 session_not_active` means the session has ended.
@@ -319,7 +343,7 @@ impl InvestigationClient {
         follow_up: &FollowUp,
         continuation_token: Option<&str>,
     ) -> Result<Delivered> {
-        let path = session_path(session_id, "")?;
+        let path = self.path(session_id, "")?;
         let mut body = serde_json::Map::new();
         match follow_up {
             FollowUp::Message(text) => {
@@ -390,7 +414,7 @@ impl InvestigationClient {
     }
 
     pub(crate) fn stream_path(&self, session_id: &str) -> Result<String> {
-        session_path(session_id, "/stream")
+        self.path(session_id, "/stream")
     }
 }
 

@@ -99,6 +99,8 @@ struct Watcher {
     record: MissionRecord,
     /// The session was created by this client a moment ago (its stream may not open yet).
     just_created: bool,
+    /// Asked although stored as waiting for the person ([`Follower::subscribe_asking`]).
+    settled: bool,
     inner: tokio::sync::Mutex<Inner>,
 }
 
@@ -151,7 +153,7 @@ impl Follower {
         record: &MissionRecord,
         client: Option<ClientResult>,
     ) -> Option<Arc<Watcher>> {
-        self.ensure_with(record, client, false)
+        self.ensure_with(record, client, false, false)
     }
 
     fn ensure_with(
@@ -159,15 +161,17 @@ impl Follower {
         record: &MissionRecord,
         client: Option<ClientResult>,
         just_created: bool,
+        asking: bool,
     ) -> Option<Arc<Watcher>> {
         let mut running = self.lock();
         if let Some(w) = running.get(&record.session_id) {
             return Some(w.clone());
         }
-        let client = client.filter(|_| Self::should_follow(record.status))?;
+        let client = client.filter(|_| asking || Self::should_follow(record.status))?;
         let watcher = Arc::new(Watcher {
             record: record.clone(),
             just_created,
+            settled: !Self::should_follow(record.status),
             inner: tokio::sync::Mutex::new(Inner {
                 subscribers: HashMap::new(),
                 status: record.status,
@@ -190,7 +194,7 @@ impl Follower {
     /// [`Self::resume`] for a session this client has just created: its stream may not
     /// open for a moment.
     pub fn resume_created(self: &Arc<Self>, record: &MissionRecord, client: ClientResult) {
-        self.ensure_with(record, Some(client), true);
+        self.ensure_with(record, Some(client), true, false);
     }
 
     pub fn is_running(&self, session_id: &str) -> bool {
@@ -243,6 +247,23 @@ impl Follower {
         replay(&self.store, &record.session_id, &sink, replay_events).await
     }
 
+    /// [`Self::subscribe`], asking the server from the stored cursor whatever the mission's
+    /// stored status: another client may have replied to a mission stored as waiting, or
+    /// answered its question. One stored as settled ends at once when the server has
+    /// nothing new, and keeps its status.
+    pub async fn subscribe_asking(
+        self: &Arc<Self>,
+        record: &MissionRecord,
+        client: ClientResult,
+        label: &str,
+        sink: Sink,
+        replay_events: bool,
+    ) -> Result<()> {
+        self.ensure_with(record, Some(client), false, true);
+        self.subscribe(record, None, label, sink, replay_events)
+            .await
+    }
+
     /// Waits until nobody follows the session any more.
     pub async fn finished(&self, session_id: &str) {
         while self.is_running(session_id) {
@@ -271,6 +292,10 @@ impl Follower {
                 tracing::warn!(%session, code = %e.code, "mission watch ended: {}", e.message);
                 let status = if e.is_network() {
                     MissionStatus::Lost
+                } else if e.service_code() == Some("session_expired") {
+                    // Final: asking again (at each start, or each time a window opens)
+                    // would only be told the same.
+                    MissionStatus::Expired
                 } else {
                     MissionStatus::Error
                 };
@@ -289,7 +314,7 @@ impl Follower {
     }
 
     async fn follow(&self, w: &Arc<Watcher>, client: InvestigationClient) -> Result<WatchEnd> {
-        {
+        if !w.settled {
             let mut inner = w.inner.lock().await;
             if inner.status != MissionStatus::Running {
                 self.set_status(w, &mut inner, MissionStatus::Running, None)

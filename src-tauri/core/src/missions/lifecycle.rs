@@ -6,6 +6,9 @@ use crate::missions::protocol::{Fact, TurnEnd, TurnTracker};
 use serde::Serialize;
 use ts_rs::TS;
 
+/// eve's `410 session_expired`, said once for the stream, the window and the CLI.
+pub const EXPIRED: &str = "The service no longer keeps this mission's history (it expired), so it cannot be followed any more. What this computer stored stays readable.";
+
 /// Where a mission stands, as the UI shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "lowercase")]
@@ -26,6 +29,9 @@ pub enum MissionStatus {
     /// The service could not be reached for a while; Retry (or the next start) follows again.
     Lost,
     Error,
+    /// The service no longer keeps the session's history (eve's `410 session_expired`):
+    /// final, never followed again; what this computer stored stays readable.
+    Expired,
 }
 
 impl MissionStatus {
@@ -40,6 +46,7 @@ impl MissionStatus {
             MissionStatus::Reconnecting => "reconnecting",
             MissionStatus::Lost => "lost",
             MissionStatus::Error => "error",
+            MissionStatus::Expired => "expired",
         }
     }
 
@@ -53,7 +60,16 @@ impl MissionStatus {
             "cancelled" => MissionStatus::Cancelled,
             "reconnecting" => MissionStatus::Reconnecting,
             "lost" => MissionStatus::Lost,
+            "expired" => MissionStatus::Expired,
             _ => MissionStatus::Error,
+        }
+    }
+
+    /// What a status that ended following says, in words every front end shows.
+    pub fn explain(self) -> Option<&'static str> {
+        match self {
+            MissionStatus::Expired => Some(EXPIRED),
+            _ => None,
         }
     }
 
@@ -157,6 +173,7 @@ mod tests {
             Reconnecting,
             Lost,
             Error,
+            Expired,
         ] {
             assert_eq!(serde_json::to_value(st).unwrap(), st.as_str());
             assert_eq!(MissionStatus::parse(st.as_str()), st);

@@ -6,6 +6,8 @@
 //! ([`transcript`], the report as a Word document in [`report_docx`]); a delegated
 //! sub-agent's own conversation, read only when opened ([`subagents`]).
 
+pub mod agent;
+pub mod budget;
 pub mod cards;
 pub mod client;
 pub mod conversation;
@@ -17,5 +19,5 @@ pub mod protocol;
 pub mod report_docx;
 pub mod store;
 pub mod stream;
-pub mod transcript;
 pub mod subagents;
+pub mod transcript;

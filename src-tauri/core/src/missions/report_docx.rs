@@ -1001,6 +1001,7 @@ mod tests {
             budget_type: "fixed".into(),
             budget_cents: 100,
             base_url: "http://127.0.0.1:9".into(),
+            api_base: "/eve/v1".into(),
             status: MissionStatus::Running,
             created_at: 1_777_627_800_000,
             updated_at: 1_777_627_800_000,

@@ -173,6 +173,8 @@ pub struct MissionRecord {
     #[ts(type = "number")]
     pub budget_cents: u64,
     pub base_url: String,
+    /// The API base under `base_url` it was started on (`/eve/v1`, `/eve/<agent>/v1`, …).
+    pub api_base: String,
     pub status: MissionStatus,
     /// Unix milliseconds.
     #[ts(type = "number")]
@@ -323,13 +325,31 @@ impl MissionStore {
         spec: &MissionSpec,
         base_url: &str,
     ) -> Result<MissionRecord> {
+        self.insert_at(
+            session,
+            spec,
+            base_url,
+            crate::missions::agent::DEFAULT_API_BASE,
+        )
+        .await
+    }
+
+    /// [`Self::insert`] for a mission started under the API base `api_base`.
+    pub async fn insert_at(
+        &self,
+        session: &Session,
+        spec: &MissionSpec,
+        base_url: &str,
+        api_base: &str,
+    ) -> Result<MissionRecord> {
         let (session, spec, base_url) = (session.clone(), spec.clone(), base_url.to_owned());
+        let api_base = api_base.to_owned();
         self.with(move |c| {
             let now = now_ms();
             c.execute(
                 "INSERT INTO missions (session_id, continuation_token, objective, mission_type, budget_type,
-                   budget_cents, base_url, status, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'running', ?8, ?8)
+                   budget_cents, base_url, status, created_at, updated_at, api_base)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'running', ?8, ?8, ?9)
                  ON CONFLICT(session_id) DO NOTHING",
                 params![
                     session.session_id,
@@ -339,7 +359,8 @@ impl MissionStore {
                     spec.budget_type,
                     spec.budget_cents as i64,
                     base_url,
-                    now
+                    now,
+                    api_base
                 ],
             )
             .map_err(db_err)?;
@@ -371,15 +392,29 @@ impl MissionStore {
         base_url: &str,
         last_event_id: Option<String>,
     ) -> Result<()> {
+        let base = crate::missions::agent::DEFAULT_API_BASE;
+        self.adopt_at(session_id, base_url, base, last_event_id)
+            .await
+    }
+
+    /// [`Self::adopt`] for a session under the API base `api_base`.
+    pub async fn adopt_at(
+        &self,
+        session_id: &str,
+        base_url: &str,
+        api_base: &str,
+        last_event_id: Option<String>,
+    ) -> Result<()> {
         let (id, base_url) = (session_id.to_owned(), base_url.to_owned());
+        let api_base = api_base.to_owned();
         self.with(move |c| {
             let now = now_ms();
             c.execute(
                 "INSERT INTO missions (session_id, objective, mission_type, budget_type, budget_cents,
-                   base_url, status, created_at, updated_at, last_event_id)
-                 VALUES (?1, ?2, '', '', 0, ?3, 'running', ?4, ?4, ?5)
+                   base_url, status, created_at, updated_at, last_event_id, api_base)
+                 VALUES (?1, ?2, '', '', 0, ?3, 'running', ?4, ?4, ?5, ?6)
                  ON CONFLICT(session_id) DO NOTHING",
-                params![id, format!("Mission {id} (started elsewhere)"), base_url, now, last_event_id],
+                params![id, format!("Mission {id} (started elsewhere)"), base_url, now, last_event_id, api_base],
             )
             .map(|_| ())
             .map_err(db_err)
@@ -891,7 +926,8 @@ pub(crate) fn row_to_event(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEven
 const SELECT_MISSION: &str =
     "SELECT m.session_id, m.objective, m.mission_type, m.budget_type, m.budget_cents,
     m.base_url, m.status, m.created_at, m.updated_at, m.last_event_id,
-    (SELECT COUNT(*) FROM events e WHERE e.session_id = m.session_id), m.continuation_token
+    (SELECT COUNT(*) FROM events e WHERE e.session_id = m.session_id), m.continuation_token,
+    m.api_base
     FROM missions m";
 
 fn row_to_mission(r: &rusqlite::Row<'_>) -> rusqlite::Result<MissionRecord> {
@@ -908,6 +944,9 @@ fn row_to_mission(r: &rusqlite::Row<'_>) -> rusqlite::Result<MissionRecord> {
         last_event_id: r.get(9)?,
         event_count: r.get::<_, i64>(10)? as u64,
         continuation_token: r.get(11)?,
+        api_base: r
+            .get::<_, Option<String>>(12)?
+            .unwrap_or_else(|| crate::missions::agent::DEFAULT_API_BASE.to_owned()),
     })
 }
 

@@ -278,6 +278,7 @@ mod tests {
             budget_type: "fixed".into(),
             budget_cents: 2550,
             base_url: "http://127.0.0.1:9".into(),
+            api_base: "/eve/v1".into(),
             status: MissionStatus::Complete,
             created_at: 1_777_627_800_000,
             updated_at: 1_777_627_860_000,

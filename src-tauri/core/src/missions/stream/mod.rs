@@ -173,6 +173,8 @@ pub enum WatchEndReason {
     /// The server said it has nothing more to stream: `204 No Content` to the stream
     /// request (the WHATWG signal to stop reconnecting), or eve's end of the durable stream.
     ServerDone,
+    /// A settled mission ([`WatchOptions::settled`]) had nothing new on the server.
+    UpToDate,
 }
 
 /// How a watch ended, and the id to resume from.

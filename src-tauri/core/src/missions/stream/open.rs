@@ -127,12 +127,11 @@ impl InvestigationClient {
         let e = self.api.key.scrub(error_from(resp, "Mission stream").await);
         if e.status == Some(410) || e.service_code() == Some("session_expired") {
             // Final: eve keeps a history only so long, and asking again will not bring it back.
-            return Err(Error::new(
-                ErrorCode::NotFound,
-                "The service no longer keeps this mission's history (it expired), so it cannot be followed any more. What this computer stored stays readable.",
-            )
-            .with_status(410)
-            .with_service_code("session_expired"));
+            return Err(
+                Error::new(ErrorCode::NotFound, crate::missions::lifecycle::EXPIRED)
+                    .with_status(410)
+                    .with_service_code("session_expired"),
+            );
         }
         Err(e)
     }

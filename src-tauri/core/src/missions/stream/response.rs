@@ -100,6 +100,11 @@ impl Position {
             stream_version: framing.stream_version(),
         });
         self.dedup.reconnected();
+        // Nothing past the cursor: the settled mission is as this computer stored it.
+        let up_to_date = self.ndjson && self.tail.is_some_and(|t| self.cursor as i64 > t);
+        if options.settled && !self.delivered && up_to_date {
+            return Ok(ResponseEnd::Watch(WatchEndReason::UpToDate));
+        }
         let mut r = Reading {
             lines: Lines::new(self.cursor),
             pending_end: None,
@@ -110,10 +115,14 @@ impl Position {
             // follows it for a moment.
             let wait = match &r.pending_end {
                 Some(_) if self.ndjson && self.tail.is_none() => SETTLE,
+                None if options.settled && !self.delivered && self.tail.is_none() => SETTLE,
                 _ => idle_timeout,
             };
             let chunk = match tokio::time::timeout(wait, resp.chunk()).await {
                 Err(_) if r.pending_end.is_some() => break Ended::Settled,
+                Err(_) if options.settled && !self.delivered && self.tail.is_none() => {
+                    return Ok(ResponseEnd::Watch(WatchEndReason::UpToDate));
+                }
                 Err(_) => {
                     let secs = idle_timeout.as_secs_f64();
                     break Ended::Dropped(format!("nothing arrived for {secs} s"));
