@@ -34,6 +34,11 @@ struct Cli {
     /// The services' base URL (https, or http on loopback).
     #[arg(long, env = "CASEBOOK_BASE_URL", global = true)]
     base_url: Option<String>,
+    /// The investigation service's API base under the base URL: /eve/v1 (eve's single
+    /// agent, the default), /eve/<agent>/v1, or /eve/agents/<agent>/eve/v1 (older releases).
+    /// A mission keeps the base it was started on.
+    #[arg(long, env = "CASEBOOK_EVE_BASE", global = true)]
+    eve_base: Option<String>,
     /// Start a local sandbox for this command and talk to it instead.
     #[arg(long, global = true)]
     sandbox: bool,
@@ -76,6 +81,12 @@ enum Command {
     /// The session comes from the app's sign-in (the keyring) or CASEBOOK_SESSION_COOKIE.
     Account {
         /// Print the account as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The investigation service's agent at the API base: its name and model, from eve's
+    /// info route (older servers have none).
+    Agent {
         #[arg(long)]
         json: bool,
     },
@@ -297,9 +308,15 @@ async fn backend(cli: &Cli) -> Result<Option<Backend>, Error> {
             pace: cli.sandbox_pace,
             ..SandboxOptions::default()
         };
-        return Backend::sandbox(None, options).await.map(Some);
+        let eve_base = cli.eve_base.as_deref().unwrap_or("");
+        casebook_core::missions::agent::parse_api_base(eve_base)?;
+        let b = Backend::sandbox(None, options).await?;
+        return b.with_eve_base(eve_base).map(Some);
     }
-    cli.base_url.as_deref().map(Backend::remote).transpose()
+    cli.base_url
+        .as_deref()
+        .map(|url| Backend::remote(url)?.with_eve_base(cli.eve_base.as_deref().unwrap_or("")))
+        .transpose()
 }
 
 async fn run(cli: Cli) -> Result<(), Error> {
@@ -392,6 +409,12 @@ async fn dispatch(command: Command, core: &Core) -> Result<(), Error> {
             let view = casebook_core::account::view(core.backend()?.connection(), &KeyStore::new())
                 .await?;
             output::print_account(view, json)
+        }
+        Command::Agent { json } => {
+            let client = core.backend()?.investigations().await?;
+            let info = client.agent_info().await?;
+            output::print_agent(client.api_base(), info.as_ref(), json);
+            Ok(())
         }
         Command::Mission { action } => mission(core.casebook(), action).await,
     }
@@ -646,7 +669,9 @@ async fn watch(core: &Arc<Casebook>, session_id: &str, json: bool) -> Result<(),
         }
         true
     });
-    core.watch(session_id, "cli", sink, true).await?;
+    // Asked from the stored cursor even when stored as waiting: another client may
+    // have replied, and this follows the turn that started.
+    core.watch_asking(session_id, "cli", sink, true).await?;
     core.watch_finished(session_id).await;
     let record = core.mission(session_id).await?;
     if tty {
@@ -657,9 +682,14 @@ async fn watch(core: &Arc<Casebook>, session_id: &str, json: bool) -> Result<(),
         .unwrap_or_else(|p| p.into_inner())
         .take()
         .unwrap_or_default();
-    let detail = detail.unwrap_or_else(|| "The mission could not be followed.".into());
+    let detail = detail
+        .or_else(|| record.status.explain().map(str::to_owned))
+        .unwrap_or_else(|| "The mission could not be followed.".into());
     match record.status {
         MissionStatus::Lost => Err(Error::new(ErrorCode::Network, detail)),
+        MissionStatus::Expired => Err(Error::new(ErrorCode::NotFound, detail)
+            .with_status(410)
+            .with_service_code("session_expired")),
         MissionStatus::Error => Err(Error::new(code.unwrap_or(ErrorCode::Internal), detail)),
         _ => Ok(()),
     }

@@ -4,11 +4,14 @@ use crate::terminal::{self, say, tell};
 use casebook_core::account::AccountView;
 use casebook_core::citations::client::{Preview, PreviewSource};
 use casebook_core::citations::jobs::Cited;
+use casebook_core::missions::agent::AgentInfo;
+use casebook_core::missions::budget::{BudgetLevel, BudgetUse};
 use casebook_core::missions::cards::dollars;
 use casebook_core::missions::client::Delivered;
 use casebook_core::missions::conversation::{Conversation, ItemKind};
 use casebook_core::missions::store::rfc3339;
-use casebook_core::missions::store::{MissionRecord, StoredEvent};
+use casebook_core::missions::store::{MissionRecord, MissionStatus, StoredEvent};
+use casebook_core::missions::subagents::SubAgent;
 use casebook_core::net::http::Progress;
 use casebook_core::{Error, ErrorCode};
 use std::io::{IsTerminal, Write};
@@ -186,6 +189,31 @@ pub fn print_missions(missions: &[MissionRecord], json: bool) {
     }
 }
 
+/// `casebook agent`: what the agent at the API base says of itself, or that the server
+/// has no info route.
+pub fn print_agent(api_base: &str, info: Option<&AgentInfo>, json: bool) {
+    if json {
+        println!(
+            "{}",
+            json_line(&serde_json::json!({"apiBase": api_base, "info": info}))
+        );
+        return;
+    }
+    let Some(info) = info else {
+        say!(
+            "{api_base}: the server has no info route (eve before it had one); missions still work."
+        );
+        return;
+    };
+    say!("{api_base}: {}", info.label());
+    if let Some(d) = &info.description {
+        say!("  {d}");
+    }
+    if let Some(m) = &info.mode {
+        say!("  mode: {m}");
+    }
+}
+
 /// The signed-in account; signed out and expired are errors (exit 3), so scripts can tell.
 pub fn print_account(view: AccountView, json: bool) -> Result<(), Error> {
     let account = match view {
@@ -279,6 +307,7 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
     let summary = conv.summary();
     let c = &summary;
     let facts = conv.facts();
+    let budget = BudgetUse::of(facts.spent_usd, record.budget_cents);
     if json {
         println!(
             "{}",
@@ -291,18 +320,29 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
                 "items": conv.items,
                 "sources": conv.sources,
                 "spentUsd": facts.spent_usd,
+                "budgetUsd": (record.budget_cents > 0).then(|| record.budget_cents as f64 / 100.0),
+                "budget": budget,
+                "apiBase": record.api_base,
                 "activity": facts.activity,
             }))
         );
         return;
     }
     say!("{}  {}", record.session_id, record.status.as_str());
-    if let Some(spent) = facts.spent_usd {
+    if record.status == MissionStatus::Expired {
         say!(
-            "spent {} of {}",
-            dollars(spent),
-            dollars(record.budget_cents as f64 / 100.0)
+            "The service no longer keeps this mission's history (it expired): what follows is what this computer stored."
         );
+    }
+    match &budget {
+        Some(b) if b.level == BudgetLevel::Warning => say!("warning: spent {}", b.text),
+        Some(b) if b.level == BudgetLevel::Exceeded => say!("BUDGET EXCEEDED: spent {}", b.text),
+        Some(b) => say!("spent {}", b.text),
+        None => {
+            if let Some(spent) = facts.spent_usd {
+                say!("spent {}", dollars(spent));
+            }
+        }
     }
     for item in &conv.items {
         match item.kind {
