@@ -7,6 +7,7 @@ const COMMANDS: &[&str] = &[
     "watch_drops",
     "update_settings",
     "health",
+    "agent_info",
     "inspect_documents",
     "pick_documents",
     "key_status",

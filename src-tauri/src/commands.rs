@@ -12,6 +12,7 @@ use casebook_core::citations::jobs::{
 };
 use casebook_core::desktop::launch::DropUpdate;
 use casebook_core::keys::{KeyStatus, Service};
+use casebook_core::missions::agent::AgentInfo;
 use casebook_core::missions::client::{CancelAck, Delivered, FollowUp, InputResponse, MissionSpec};
 use casebook_core::missions::conversation::{ConversationSummary, Source};
 use casebook_core::missions::conversation_store::{ConversationHits, ConversationPage};
@@ -58,6 +59,11 @@ pub async fn update_settings(core: Core<'_>, settings: Settings) -> Result<AppIn
 #[tauri::command]
 pub async fn health(core: Core<'_>) -> Result<Health, Error> {
     core.health().await
+}
+
+#[tauri::command]
+pub async fn agent_info(core: Core<'_>) -> Result<Option<AgentInfo>, Error> {
+    core.agent_info().await
 }
 
 #[tauri::command]

@@ -39,6 +39,7 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
             commands::watch_drops,
             commands::update_settings,
             commands::health,
+            commands::agent_info,
             commands::inspect_documents,
             commands::pick_documents,
             commands::key_status,

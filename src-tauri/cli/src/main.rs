@@ -244,6 +244,11 @@ enum MissionAction {
     /// The mission as a conversation: its status, what it asks, and its messages.
     Show {
         session_id: String,
+        /// Instead, a sub-agent it delegated to, by the call id (or session id) its step
+        /// names: its own conversation, its stream read now (only now), on from where the
+        /// last `--agent` stopped; without a service, what was read before.
+        #[arg(long, value_name = "CALL_ID")]
+        agent: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -635,7 +640,18 @@ async fn mission(core: &Arc<Casebook>, action: MissionAction) -> Result<(), Erro
             }
             Ok(())
         }
-        MissionAction::Show { session_id, json } => {
+        MissionAction::Show {
+            session_id,
+            agent: Some(which),
+            json,
+        } => {
+            let sub = core.open_subagent(&session_id, &which).await?;
+            output::print_subagent(&session_id, &sub, json);
+            Ok(())
+        }
+        MissionAction::Show {
+            session_id, json, ..
+        } => {
             let record = core.mission(&session_id).await?;
             let conversation = core.mission_conversation(&session_id).await?;
             output::print_conversation(&record, &conversation, json);

@@ -361,6 +361,13 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
                     for src in &step.sources {
                         say!("    {} <{}>", src.title.as_deref().unwrap_or(""), src.url);
                     }
+                    if let Some(child) = &step.child {
+                        say!(
+                            "    its conversation: casebook mission show {} --agent {}",
+                            record.session_id,
+                            child.call_id
+                        );
+                    }
                 }
             }
             ItemKind::Question => {
@@ -413,5 +420,65 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
         if p.allow_freeform {
             say!("  --text \"...\"  (free text is allowed)");
         }
+    }
+}
+
+/// A sub-agent's own conversation: what it was asked, its steps with their sources, its
+/// reply.
+pub fn print_subagent(parent: &str, sub: &SubAgent, json: bool) {
+    if json {
+        println!(
+            "{}",
+            json_line(&serde_json::json!({
+                "parent": parent,
+                "callId": sub.call_id,
+                "sessionId": sub.session_id,
+                "name": sub.name,
+                "status": sub.status,
+                "messages": sub.messages,
+                "items": sub.items,
+                "sources": sub.sources,
+                "more": sub.more,
+                "stale": sub.stale,
+                "readAt": sub.read_at,
+            }))
+        );
+        return;
+    }
+    say!(
+        "{}  {} (sub-agent of {parent}, call {})  {}",
+        sub.session_id,
+        sub.name,
+        sub.call_id,
+        sub.status.as_str()
+    );
+    if let Some(why) = &sub.stale {
+        say!("Not read again ({why}): what follows is what this computer stored.");
+    }
+    for item in &sub.items {
+        match item.kind {
+            ItemKind::User => say!("\n[asked]\n{}", item.text.trim_end()),
+            ItemKind::Assistant if item.narration => {
+                say!("\n[{}, working]\n{}", sub.name, item.text.trim_end())
+            }
+            ItemKind::Assistant => say!("\n[{}]\n{}", sub.name, item.text.trim_end()),
+            ItemKind::Tool => {
+                say!("  - {}", item.text);
+                for src in item.step.iter().flat_map(|st| &st.sources) {
+                    say!("    {} <{}>", src.title.as_deref().unwrap_or(""), src.url);
+                }
+            }
+            ItemKind::Failure => say!("\n[failed] {}", item.text),
+            _ => {}
+        }
+    }
+    if !sub.sources.is_empty() {
+        say!("\nSources:");
+        for src in &sub.sources {
+            say!("  {} <{}>", src.title.as_deref().unwrap_or(""), src.url);
+        }
+    }
+    if sub.more {
+        say!("\nIt has written more: run this again to read on.");
     }
 }

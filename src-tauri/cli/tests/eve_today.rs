@@ -123,3 +123,111 @@ async fn a_reply_carries_a_token_only_to_the_generation_that_wants_one() {
         ok(&cli.run(&reply, elsewhere.path()).await);
     }
 }
+
+/// A sub-agent's step opens to its own conversation with `mission show --agent`: its
+/// stream is read then and only then, through the parent's route or its own stream path,
+/// whichever the server has (asserted from the sandbox's log of each route).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sub_agent_is_shown_by_its_call_reading_its_stream_only_then() {
+    use casebook_sandbox::{ChildRoute, ChildStreamRequest};
+    for (protocol, route) in [
+        (MissionProtocol::EveB, ChildRoute::Own),
+        (MissionProtocol::Eve27, ChildRoute::Parent),
+        (MissionProtocol::Eve27, ChildRoute::Own),
+        (MissionProtocol::EveB, ChildRoute::Both),
+    ] {
+        let what = format!("{protocol:?} {route:?}");
+        let service = sandbox(protocol).await;
+        service.faults().set_delegate(true);
+        service.faults().set_child_route(route);
+        let cli = Cli::new(&service);
+        let here = tempfile::tempdir().unwrap();
+        let (_, sid) = cli
+            .start_following("Does shade reduce heat stroke?", here.path())
+            .await;
+        let shown = ok(&cli
+            .run(&["mission", "show", &sid, "--json"], here.path())
+            .await);
+        let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        let child = shown["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find_map(|i| i["step"].get("child"))
+            .unwrap_or_else(|| panic!("{what}: no step opens a sub-agent"))
+            .clone();
+        let call = child["callId"].as_str().unwrap();
+        let child_id = child["sessionId"].as_str().unwrap();
+        let text = ok(&cli.run(&["mission", "show", &sid], here.path()).await);
+        assert!(text.contains(&format!("--agent {call}")), "{what}: {text}");
+        assert!(
+            service.child_stream_requests(child_id).is_empty(),
+            "{what}: read before it was opened"
+        );
+
+        let out = ok(&cli
+            .run(
+                &["mission", "show", &sid, "--agent", call, "--json"],
+                here.path(),
+            )
+            .await);
+        let sub: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(sub["name"], "researcher", "{what}");
+        assert_eq!(sub["sessionId"], child_id);
+        assert_eq!(sub["status"], "complete", "{what}: {sub}");
+        let said: Vec<&str> = sub["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|m| m["text"].as_str())
+            .collect();
+        assert!(
+            said[0].starts_with("Check every finding on"),
+            "{what}: {said:?}"
+        );
+        assert!(
+            said.iter().any(|t| t.starts_with("# Findings on")),
+            "{what}"
+        );
+        let search = sub["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|i| i["step"]["name"] == "web_search")
+            .unwrap_or_else(|| panic!("{what}: no search step"));
+        let url = search["step"]["sources"][0]["url"].as_str().unwrap();
+        let parent_route = ChildStreamRequest {
+            via_parent: true,
+            served: route != ChildRoute::Own,
+        };
+        let mut expected = vec![parent_route];
+        if route == ChildRoute::Own {
+            expected.push(ChildStreamRequest {
+                via_parent: false,
+                served: true,
+            });
+        }
+        assert_eq!(service.child_stream_requests(child_id), expected, "{what}");
+
+        // In words, with the service gone: what was read is kept, and it had finished.
+        let gone = Cli::new(&service);
+        service.stop().await;
+        let text = ok(&gone
+            .run(&["mission", "show", &sid, "--agent", child_id], here.path())
+            .await);
+        assert!(
+            text.contains("[researcher]\n# Findings on"),
+            "{what}: {text}"
+        );
+        assert!(text.contains(&format!("<{url}>")), "{what}: {text}");
+        let out = gone
+            .run(
+                &["mission", "show", &sid, "--agent", "call_nope"],
+                here.path(),
+            )
+            .await;
+        assert!(!out.status.success());
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains(call), "{what}: {said}");
+    }
+}

@@ -2,6 +2,7 @@
 // (bindings.ts); errors arrive as `{ code, message }` and the UI switches on `code`.
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type {
+  AgentInfo,
   AppInfo,
   CancelAck,
   ConversationHits,
@@ -54,6 +55,8 @@ export const api = {
   appInfo: () => invoke<AppInfo>("app_info"),
   updateSettings: (settings: Settings) => invoke<AppInfo>("update_settings", { settings }),
   health: () => invoke<Health>("health"),
+  /** What the agent at the investigation service's API base says of itself; null without an info route. */
+  agentInfo: () => invoke<AgentInfo | null>("agent_info"),
   openedDocuments: () => invoke<string[]>("opened_documents"),
   /** `onMore` hears of each later start that brings documents. */
   watchOpenedDocuments: (onMore: Channel<null>) => invoke<void>("watch_opened_documents", { onMore }),

@@ -62,6 +62,11 @@ sandbox: boolean,
  */
 baseUrl: string | null, 
 /**
+ * The investigation service's API base under it: `None` for eve's single root agent
+ * (`/eve/v1`), or one agent of several (`/eve/<agent>/v1`, `/eve/agents/<agent>/eve/v1`).
+ */
+eveBase?: string, 
+/**
  * The citation options last used.
  */
 citeOptions: CiteOptions, 
@@ -76,13 +81,47 @@ export type AppInfo = { version: string, mode: BackendMode,
 /**
  * Where requests go now: the sandbox's loopback URL in sandbox mode.
  */
-baseUrl: string, dataDir: string, settings: Settings, 
+baseUrl: string, 
+/**
+ * The investigation service's API base new missions start under.
+ */
+eveBase: string, dataDir: string, settings: Settings, 
 /**
  * Test builds only: the UI exposes its test globals.
  */
 testHooks: boolean, };
 
 export type Health = { ok: boolean, baseUrl: string, detail: string, };
+
+export type AgentInfo = { 
+/**
+ * The API base it was asked at.
+ */
+apiBase: string, name: string | null, description: string | null, 
+/**
+ * The model the agent runs on (`agent.model.id`).
+ */
+model: string | null, 
+/**
+ * `development` or `production`.
+ */
+mode: string | null, 
+/**
+ * The info answer's own format version (eve writes 1), not the agent's.
+ */
+infoVersion: bigint | null, };
+
+export type BudgetLevel = "ok" | "warning" | "exceeded";
+
+export type BudgetUse = { spentUsd: number, budgetUsd: number, 
+/**
+ * Whole percent, rounded down (so 79.9% does not read as 80%).
+ */
+percent: number, level: BudgetLevel, 
+/**
+ * "$4.10 of $5.00 — 82% of the budget", and "… over the budget by $0.40" past it.
+ */
+text: string, };
 
 export type Paragraph = { index: number, text: string, slide?: number, style?: string, 
 /**
@@ -174,7 +213,11 @@ narration: boolean,
  */
 open: boolean, };
 
-export type RequestOption = { id: string, label: string, description?: string, };
+export type RequestOption = { id: string, label: string, description?: string, 
+/**
+ * How to draw it: `primary`, `danger` or `default` (eve's hint; open).
+ */
+style?: string, };
 
 export type PendingRequest = { 
 /**
@@ -184,11 +227,26 @@ requestId: string,
 /**
  * `question`, `tool-approval`, `session-limit`, `approval`, `budget`, ... (open).
  */
-kind: string, prompt: string, options: Array<RequestOption>, allowFreeform: boolean, 
+kind: string, prompt: string, 
 /**
- * How it ended (`answered`, `approved`, `denied`, `cancelled`, …); none while pending.
+ * A short heading above the prompt (eve 27's `title`).
+ */
+title?: string, options: Array<RequestOption>, allowFreeform: boolean, 
+/**
+ * How it ended: eve 27's closed set (`accepted`, `declined`, `invalid`, `failed`,
+ * `withdrawn`, `interrupted`, `abandoned`, `expired`), B's (`answered`, `approved`,
+ * `denied`, `ignored`, …) or `cancelled` with its turn; none while pending.
  */
 outcome?: string, 
+/**
+ * Why it ended, when eve says (`superseded-by-message`).
+ */
+reason?: string, 
+/**
+ * How it ended, in plain words ("Withdrawn by your message"): what the window and
+ * `mission show` say.
+ */
+outcomeText?: string, 
 /**
  * The answer given: the chosen option's label, or the text.
  */
@@ -212,7 +270,11 @@ attempt?: string,
  * `authorized`, `declined`, `accepted`, … once it ended; `superseded` while a newer
  * attempt is awaited.
  */
-outcome?: string, };
+outcome?: string, 
+/**
+ * How it ended, in plain words ("Signed in").
+ */
+outcomeText?: string, };
 
 export type ItemKind = "user" | "assistant" | "reasoning" | "tool" | "question" | "sign-in" | "failure" | "turn" | "result";
 
@@ -237,7 +299,11 @@ kind: string, name: string,
  * What the step was asked, readable: the query or URL when there is one, else its
  * input as JSON.
  */
-input: string, status: StepStatus, output?: string, error?: string, sources: Array<Source>, };
+input: string, status: StepStatus, output?: string, error?: string, sources: Array<Source>, 
+/**
+ * A sub-agent's own session, which opens to show its conversation (read only then).
+ */
+child?: ChildRef, };
 
 export type Item = { 
 /**
@@ -342,9 +408,13 @@ id: string | null, event: string, kind: EventKind, data: unknown, };
 
 export type Card = { "type": "started", objective: string | null, budget: string | null, } | { "type": "plan", steps: Array<string>, } | { "type": "search", query: string, engine: string | null, } | { "type": "source", title: string, url: string | null, publisher: string | null, year: string | null, } | { "type": "evidence", quote: string | null, supports: string | null, url: string | null, } | { "type": "finding", claim: string, confidence: string | null, sources: Array<string>, } | { "type": "spend", text: string, } | { "type": "report", title: string | null, summary: string | null, findings: Array<string>, } | { "type": "note", text: string, } | { "type": "text", text: string, } | { "type": "raw", json: string, };
 
-export type MissionStatus = "running" | "waiting" | "needs_input" | "complete" | "failed" | "cancelled" | "reconnecting" | "lost" | "error";
+export type MissionStatus = "running" | "waiting" | "needs_input" | "complete" | "failed" | "cancelled" | "reconnecting" | "lost" | "error" | "expired";
 
-export type MissionRecord = { sessionId: string, objective: string, missionType: string, budgetType: string, budgetCents: number, baseUrl: string, status: MissionStatus, 
+export type MissionRecord = { sessionId: string, objective: string, missionType: string, budgetType: string, budgetCents: number, baseUrl: string, 
+/**
+ * The API base under `base_url` it was started on (`/eve/v1`, `/eve/<agent>/v1`, …).
+ */
+apiBase: string, status: MissionStatus, 
 /**
  * Unix milliseconds.
  */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { validateBaseUrl, validateBounds } from "./validate";
+import { validateBaseUrl, validateBounds, validateEveBase } from "./validate";
 
 describe("validateBaseUrl", () => {
   it("accepts https anywhere and http only on this computer", () => {
@@ -33,5 +33,22 @@ describe("validateBounds", () => {
     expect(validateBounds("0", "4294967295")).toEqual({ min: null, max: null });
     expect(validateBounds("0", "4294967296").max).toMatch(/4294967295/);
     expect(validateBounds("99999999999999999999", "1").min).toMatch(/4294967295/);
+  });
+});
+
+describe("validateEveBase", () => {
+  it("takes eve's two agent path shapes, the root and empty (the default)", () => {
+    for (const ok of ["", "/eve/v1", "/eve/v1/", "/eve/researcher/v1", " /eve/agents/researcher/eve/v1 ", "/api/eve/v1"]) {
+      expect(validateEveBase(ok), ok).toBeNull();
+    }
+  });
+  it("says why anything else is refused", () => {
+    expect(validateEveBase("eve/v1")).toMatch(/start with \//);
+    expect(validateEveBase("https://x.example/eve/v1")).toMatch(/not a URL/);
+    expect(validateEveBase("/")).toMatch(/Name a path/);
+    expect(validateEveBase("/eve//v1")).toMatch(/empty/);
+    expect(validateEveBase("/eve/../v1")).toMatch(/\.\./);
+    expect(validateEveBase("/eve/v1?x=1")).toMatch(/Only letters/);
+    expect(validateEveBase("/eve/a b/v1")).toMatch(/Only letters/);
   });
 });

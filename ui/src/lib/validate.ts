@@ -17,6 +17,26 @@ export function validateBaseUrl(raw: string): string | null {
   return `Unsupported scheme ${url.protocol.replace(":", "")}: use https.`;
 }
 
+/**
+ * Why an investigation API base cannot be used, or null when it can: a path of plain
+ * segments (`/eve/v1`, `/eve/<agent>/v1`, `/eve/agents/<agent>/eve/v1`); empty is the default.
+ * Core's `parse_api_base` checks again and says why in its own words.
+ */
+export function validateEveBase(raw: string): string | null {
+  const s = raw.trim();
+  if (s === "") return null;
+  if (s.includes("://")) return "A path under the base URL, not a URL of its own: like /eve/researcher/v1.";
+  if (!s.startsWith("/")) return "It must start with /, like /eve/v1 or /eve/researcher/v1.";
+  if (s.length > 200) return "That path is too long.";
+  const segments = s.replace(/\/+$/, "").slice(1).split("/");
+  if (segments.length === 1 && segments[0] === "") return "Name a path, like /eve/v1.";
+  for (const seg of segments) {
+    if (seg === "" || seg === "." || seg === "..") return "No empty, . or .. parts.";
+    if (!/^[A-Za-z0-9._~-]+$/.test(seg)) return "Only letters, digits, -, ., _ and ~ between the slashes.";
+  }
+  return null;
+}
+
 /** The largest count Casebook can send (the Rust side holds it in a u32). */
 const MAX_COUNT = 4294967295;
 
