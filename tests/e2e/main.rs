@@ -5,6 +5,8 @@ mod account;
 mod bench;
 mod cite;
 mod conversation;
+mod eve_today;
+mod interactions;
 mod missions;
 mod remote;
 mod report;
