@@ -12,7 +12,7 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::client::InvestigationClient;
-use crate::missions::conversation::{Conversation, ConversationChanges};
+use crate::missions::conversation::{Conversation, ConversationChanges, ConversationFacts};
 use crate::missions::conversation_store::{ConversationPage, WINDOW_TAIL};
 use crate::missions::protocol::MissionEvent;
 use crate::missions::store::{MissionRecord, MissionStatus, MissionStore, StoredEvent};
@@ -437,6 +437,7 @@ impl Follower {
             return Err(Error::internal("The mission's conversation was not read."));
         };
         let sources_before = conversation.sources.len();
+        let shown_before = shown_facts(conversation.facts());
         for (e, facts) in fresh.iter().zip(&appended.facts) {
             // Records the stored conversation already read change nothing twice.
             if e.seq > conversation.upto() {
@@ -450,7 +451,10 @@ impl Follower {
                 replay: false,
             },
         );
-        let changed = conversation.has_changes();
+        // A record may change only a figure: eve's waiting record carries the cumulative
+        // spend, and the window's budget warning must hear of it.
+        let changed =
+            conversation.has_changes() || shown_facts(conversation.facts()) != shown_before;
         let changes = conversation.take_changes();
         if changed {
             Watcher::broadcast(
@@ -516,6 +520,12 @@ impl Follower {
         );
         self.observer.status_changed(&w.record, status);
     }
+}
+
+/// The figures a window shows that a record can change without changing an item.
+fn shown_facts(f: ConversationFacts) -> (Option<u64>, Option<String>, Option<u32>) {
+    let spent = f.spent_usd.map(|usd| (usd * 1e6).round() as u64);
+    (spent, f.activity, f.report)
 }
 
 /// Once a followed turn ends: what its records, batches and conversation took is freed,

@@ -1,0 +1,71 @@
+//! Spend against the budget as a window hears it: eve's cumulative spend arrives on a
+//! waiting record that changes no item of the conversation, and the subscriber must
+//! still be told, or the window's budget warning never shows.
+
+use casebook_core::keys::ApiKey;
+use casebook_core::missions::budget::{BudgetLevel, BudgetUse};
+use casebook_core::missions::client::{InvestigationClient, MissionSpec};
+use casebook_core::missions::follower::{Follower, MissionUpdate, Quiet};
+use casebook_core::missions::store::MissionStore;
+use casebook_core::net::connection::Connection;
+use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
+use std::sync::{Arc, Mutex};
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_newest_spend_reaches_a_subscriber_even_on_a_record_that_changes_no_item() {
+    for (protocol, percent, level) in [
+        (MissionProtocol::EveB, 85, BudgetLevel::Warning),
+        (MissionProtocol::EveA, 120, BudgetLevel::Exceeded),
+        (MissionProtocol::Eve27, 85, BudgetLevel::Warning),
+    ] {
+        // Paced slower than the follower gathers a batch: each record arrives alone.
+        let service = casebook_sandbox::start(SandboxConfig {
+            pace: Pace::Instant,
+            mission_pace_ms: Some(45),
+            mission_events: Some(40),
+            mission_protocol: protocol,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        service.faults().set_spend_percent(Some(percent));
+        let client = InvestigationClient::new(
+            Connection::new(service.base_url()).unwrap(),
+            ApiKey::parse(service.key()).unwrap(),
+        );
+        let spec = MissionSpec::new("Does shade reduce heat stroke?", 500);
+        let session = client.create_session(&spec).await.unwrap();
+        let store = MissionStore::in_memory().unwrap();
+        let record = store
+            .insert(&session, &spec, service.base_url())
+            .await
+            .unwrap();
+        let follower = Follower::new(store.clone(), Arc::new(Quiet));
+        let heard: Arc<Mutex<Option<f64>>> = Arc::default();
+        let into = heard.clone();
+        let sink = Box::new(move |u: MissionUpdate| {
+            if let MissionUpdate::Items { changes } = u {
+                *into.lock().unwrap() = changes.facts.spent_usd;
+            }
+            true
+        });
+        follower.resume_created(&record, Ok(client));
+        follower
+            .subscribe(&record, None, "test", sink, false)
+            .await
+            .unwrap();
+        follower.finished(&session.session_id).await;
+        let spent = heard.lock().unwrap().expect("no spend heard");
+        let want = 5.0 * percent as f64 / 100.0;
+        assert!(
+            (spent - want).abs() < 0.005,
+            "{protocol:?}: heard {spent}, the service said {want}"
+        );
+        let stored = store.conversation(&session.session_id).await.unwrap().0;
+        assert_eq!(
+            stored.spent_usd().map(|s| (s * 100.0).round()),
+            Some(want * 100.0)
+        );
+        assert_eq!(BudgetUse::of(Some(spent), 500).unwrap().level, level);
+    }
+}
