@@ -97,16 +97,17 @@ fn conversation_markdown(out: &mut String, c: &Conversation) {
             }
             ItemKind::Question => {
                 if let Some(r) = &item.request {
-                    let outcome = match (&r.outcome, &r.answer) {
-                        (Some(o), Some(a)) => format!(" ({o}: {})", one_line(a)),
-                        (Some(o), None) => format!(" ({o})"),
-                        _ => " (waiting for an answer)".into(),
+                    let outcome = match r.outcome_words() {
+                        Some(words) => format!(" ({})", one_line(&words)),
+                        None => " (waiting for an answer)".into(),
                     };
                     let _ = writeln!(out, "> **Asked:** {}{outcome}\n", one_line(&r.prompt));
                 }
             }
             ItemKind::SignIn => {
-                let _ = writeln!(out, "> {}\n", one_line(&item.text));
+                let ended = item.sign_in.as_ref().and_then(|s| s.outcome_words());
+                let ended = ended.map(|w| format!(" ({w})")).unwrap_or_default();
+                let _ = writeln!(out, "> {}{ended}\n", one_line(&item.text));
             }
             ItemKind::Failure => {
                 let _ = writeln!(out, "> **Failed:** {}\n", one_line(&item.text));
