@@ -33,6 +33,7 @@ const COMMANDS: &[&str] = &[
     "mission_conversation",
     "mission_items",
     "mission_sources",
+    "open_subagent",
     "search_mission",
     "export_mission",
     "cite_report",

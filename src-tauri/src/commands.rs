@@ -18,6 +18,7 @@ use casebook_core::missions::conversation::{ConversationSummary, Source};
 use casebook_core::missions::conversation_store::{ConversationHits, ConversationPage};
 use casebook_core::missions::follower::MissionUpdate;
 use casebook_core::missions::store::{EventFilter, EventPage, KindCount, MissionRecord};
+use casebook_core::missions::subagents::SubAgent;
 use casebook_core::missions::transcript::ExportFormat;
 use casebook_core::settings::Settings;
 use std::path::PathBuf;
@@ -254,6 +255,16 @@ pub async fn mission_items(
     limit: u32,
 ) -> Result<ConversationPage, Error> {
     core.mission_items(&session_id, offset, limit).await
+}
+
+/// A sub-agent the mission delegated to, opened: its stream read now, its conversation.
+#[tauri::command]
+pub async fn open_subagent(
+    core: Core<'_>,
+    session_id: String,
+    call_id: String,
+) -> Result<SubAgent, Error> {
+    core.open_subagent(&session_id, &call_id).await
 }
 
 #[tauri::command]

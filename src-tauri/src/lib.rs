@@ -65,6 +65,7 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
             commands::mission_conversation,
             commands::mission_items,
             commands::mission_sources,
+            commands::open_subagent,
             commands::search_mission,
             commands::export_mission,
             commands::cite_report,

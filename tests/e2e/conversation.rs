@@ -509,3 +509,111 @@ async fn each_eve_generation_asks_is_answered_and_takes_a_reply_in_the_window() 
     app.client.switch_to_window(main).await.unwrap();
     app.close().await;
 }
+
+/// What the app's sandbox says each stream request for `session` asked (its log).
+async fn stream_requests(base: &str, session: &str) -> Vec<serde_json::Value> {
+    let v: serde_json::Value = reqwest::Client::new()
+        .get(format!(
+            "{base}/_sandbox/stream-requests?sessionId={session}"
+        ))
+        .bearer_auth("cbx_sandbox_demo_key")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    v["requests"].as_array().cloned().unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sub_agents_step_opens_its_own_conversation_read_only_then() {
+    let _one = exclusive().await;
+    let app = App::launch(AppOptions {
+        env: vec![
+            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "20".into()),
+            ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), "60".into()),
+        ],
+        ..Default::default()
+    })
+    .await;
+    app.click("nav-settings").await;
+    let base = app.text("settings-active-url").await.trim().to_owned();
+    let main = app.client.window().await.unwrap();
+    // 27 with only the parent's route, B with only the child's own stream.
+    for (protocol, route) in [("eve-27", "parent"), ("eve-b", "own")] {
+        crate::missions::sandbox_faults(
+            &base,
+            serde_json::json!({"missionProtocol": protocol, "delegate": true, "childRoute": route}),
+        )
+        .await;
+        app.client.switch_to_window(main.clone()).await.unwrap();
+        start_in_window(
+            &app,
+            &format!("Does shade reduce heat stroke? ({protocol})"),
+        )
+        .await;
+        until_for(60, "the mission to reach its report", || async {
+            crate::missions::status(&app).await == "waiting"
+        })
+        .await;
+        let open = app.wait_css("[data-testid=subagent-open]").await;
+        let child = open.attr("data-session").await.unwrap().unwrap();
+        assert!(
+            stream_requests(&base, &child).await.is_empty(),
+            "{protocol}: the sub-agent's stream was read before it was opened"
+        );
+        open.click().await.unwrap();
+        app.wait_css("[data-testid=subagent-status]").await;
+        // Opened while it may still work: Refresh reads on until its session has ended.
+        let mut reads = 1;
+        loop {
+            let status = app.text("subagent-status").await;
+            if status.trim() == "complete" {
+                break;
+            }
+            assert_eq!(status.trim(), "running", "{protocol}");
+            assert!(reads < 60, "{protocol}: the sub-agent never finished");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            app.click("subagent-refresh").await;
+            reads += 1;
+            until_for(10, "the refreshed sub-agent", || async {
+                app.all_css("[data-testid=subagent-refresh][disabled]")
+                    .await
+                    .is_empty()
+            })
+            .await;
+        }
+        let reply = "[data-testid=subagent-panel] [data-kind=assistant][data-narration=false]";
+        let replies = app.all_css(reply).await;
+        let text = replies.last().unwrap().text().await.unwrap();
+        assert!(text.contains("Findings on"), "{protocol}: {text}");
+        let asked = app
+            .all_css("[data-testid=subagent-panel] [data-kind=user]")
+            .await;
+        let task = asked[0].text().await.unwrap();
+        assert!(
+            task.contains("Check every finding on"),
+            "{protocol}: {task}"
+        );
+        // Its search step, with the sources it found, and the list of its sources.
+        let found = app
+            .all_css("[data-testid=subagent-panel] .step-sources a")
+            .await;
+        assert!(!found.is_empty(), "{protocol}: no step shows a source");
+        let listed = app.all_css("[data-testid=subagent-sources] li").await;
+        assert!(!listed.is_empty(), "{protocol}: no sources listed");
+        let asked = stream_requests(&base, &child).await;
+        assert_eq!(
+            asked.len(),
+            reads,
+            "{protocol}: read when opened and refreshed, never else: {asked:?}"
+        );
+        if protocol == "eve-27" {
+            app.screenshot("mission-subagent").await;
+        }
+        app.click("subagent-close").await;
+        assert!(app.all_css("[data-testid=subagent-panel]").await.is_empty());
+        app.client.close_window().await.unwrap();
+    }
+}

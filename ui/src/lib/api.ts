@@ -28,6 +28,7 @@ import type {
   MissionUpdate,
   Preview,
   SaveReport,
+  SubAgent,
   SavedFile,
   Service,
   Source,
@@ -95,6 +96,9 @@ export const api = {
   missionConversation: (sessionId: string) => invoke<ConversationSummary>("mission_conversation", { sessionId }),
   missionItems: (sessionId: string, offset: number, limit: number) =>
     invoke<ConversationPage>("mission_items", { sessionId, offset, limit }),
+  /** Opens a sub-agent the mission delegated to: its stream is read now, only now. */
+  openSubagent: (sessionId: string, callId: string) =>
+    invoke<SubAgent>("open_subagent", { sessionId, callId }),
   missionSources: (sessionId: string, offset: number, limit: number) =>
     invoke<Source[]>("mission_sources", { sessionId, offset, limit }),
   searchMission: (sessionId: string, query: string, limit: number) =>

@@ -290,6 +290,8 @@ item: number,
  */
 foundBy?: string, };
 
+export type ChildRef = { callId: string, sessionId: string, streamPath?: string, };
+
 export type Step = { 
 /**
  * `tool`, `task` or `agent`.
@@ -394,6 +396,32 @@ total: number,
  * The first `limit` of them, in order.
  */
 items: Array<Item>, };
+
+export type SubAgent = { callId: string, sessionId: string, 
+/**
+ * The agent's name (`researcher`).
+ */
+name: string, 
+/**
+ * Where its session stands: `running` until its records say it waits or ended.
+ */
+status: MissionStatus, items: Array<Item>, 
+/**
+ * Every source it found, once per URL.
+ */
+sources: Array<Source>, messages: Array<Message>, facts: ConversationFacts, 
+/**
+ * Reading its stream failed this time: what is shown is what was kept, and why.
+ */
+stale?: string, 
+/**
+ * The last opening stopped at a bound before the newest record: open again for more.
+ */
+more: boolean, 
+/**
+ * When its stream was last read (Unix milliseconds); 0 if never.
+ */
+readAt: number, };
 
 export type EventKind = "turn_started" | "plan" | "search_query" | "source_found" | "evidence" | "finding_verified" | "spend_updated" | "report_final" | "turn_completed" | "turn_cancelled" | "session_waiting" | "session_completed" | "unknown";
 
