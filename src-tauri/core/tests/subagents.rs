@@ -60,12 +60,13 @@ async fn delegated(s: &RunningSandbox, store: &MissionStore) -> (String, ChildRe
         MissionStatus::Waiting
     );
     let (conv, _) = store.conversation(&id).await.unwrap();
-    let step = conv
+    let item = conv
         .items
         .iter()
-        .filter_map(|i| i.step.as_ref())
-        .find(|st| st.child.is_some())
+        .find(|i| i.step.as_ref().is_some_and(|st| st.child.is_some()))
         .expect("a step that opens its sub-agent");
+    assert_eq!(item.text, "Sub-agent researcher");
+    let step = item.step.as_ref().unwrap();
     assert_eq!(step.kind, "agent");
     assert_eq!(step.name, "researcher");
     (id, step.child.clone().unwrap())

@@ -98,9 +98,13 @@ pub(super) fn step_line(step: &Step, sources: &[Source]) -> String {
     } else {
         one_line(input)
     };
-    let verb = if name.contains("search") {
+    // A sub-agent named `researcher` is not a search: it says what it is.
+    let tool = step.kind != "agent";
+    let verb = if tool && name.contains("search") {
         if running { "Searching" } else { "Searched" }
-    } else if is_url || name.contains("read") || name.contains("fetch") || name.contains("browse") {
+    } else if tool
+        && (is_url || name.contains("read") || name.contains("fetch") || name.contains("browse"))
+    {
         if running { "Reading" } else { "Read" }
     } else {
         let label = match step.kind.as_str() {

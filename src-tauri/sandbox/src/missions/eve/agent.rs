@@ -117,6 +117,8 @@ pub struct Delegated {
     pub call_id: String,
     pub session_id: String,
     pub task: String,
+    /// What the parent researches: the child's own subject.
+    pub topic: String,
 }
 
 impl Agent {
@@ -817,6 +819,7 @@ impl Agent {
             call_id: call_id.clone(),
             session_id: child.clone(),
             task: task.clone(),
+            topic: self.topic(),
         });
         // The child's own model calls: in 27 a usage record of the delegated call, in B
         // only the parent's cumulative usage.

@@ -357,7 +357,7 @@ fn child_session(
         session_id: d.session_id.clone(),
         protocol: proto.name().to_owned(),
         message: d.task.clone(),
-        objective: d.task.clone(),
+        objective: d.topic.clone(),
         budget_cents: st.agent.budget_cents(),
         events: None,
         pace_ms: None,
