@@ -186,6 +186,10 @@ fn v27_sign_in_attempts_share_one_card_the_superseded_one_closes_quietly_and_the
     );
     assert!(c.summary().sign_ins.is_empty());
     assert!(!c.items.iter().any(|i| i.kind == ItemKind::Failure));
+    // The call the sign-in interrupted is one step, cancelled while it waited.
+    let steps: Vec<_> = c.items.iter().filter_map(|i| i.step.as_ref()).collect();
+    assert_eq!(steps[0].name, "notion_search");
+    assert_eq!(steps[0].status, StepStatus::Cancelled);
     // The watcher follows through both pauses to the turn's end.
     assert_eq!(stops(&es), [("turn.settled".to_owned(), TurnEnd::Waiting)]);
 }
@@ -300,4 +304,32 @@ fn an_older_attempt_closed_first_leaves_the_card_for_the_newer_one_and_a_questio
         stops(&es),
         [("turn.waiting".to_owned(), TurnEnd::NeedsInput)]
     );
+}
+
+#[test]
+fn a_call_interrupted_for_a_sign_in_that_runs_again_stays_one_step() {
+    let e = |name: &str, data: &str| MissionEvent::new(None, name.into(), data);
+    let es = [
+        e(
+            "call.requested",
+            r#"{"callId":"c1","capability":{"kind":"tool","name":"notes_search"},"input":{"query":"heat"}}"#,
+        ),
+        e(
+            "call.settled",
+            r#"{"callId":"c1","outcome":"interrupted","reason":"authorization-required"}"#,
+        ),
+        e(
+            "call.settled",
+            r#"{"callId":"c1","outcome":"completed","output":{"text":"3 notes"}}"#,
+        ),
+    ];
+    let c = Conversation::from_events(&es[..2]);
+    let steps: Vec<_> = c.items.iter().filter_map(|i| i.step.clone()).collect();
+    assert_eq!(steps.len(), 1);
+    assert_eq!(steps[0].status, StepStatus::Cancelled);
+    let c = Conversation::from_events(&es);
+    let steps: Vec<_> = c.items.iter().filter_map(|i| i.step.clone()).collect();
+    assert_eq!(steps.len(), 1, "the rerun settles the same step");
+    assert_eq!(steps[0].status, StepStatus::Completed);
+    assert_eq!(steps[0].output.as_deref(), Some("3 notes"));
 }

@@ -110,6 +110,11 @@ impl Conversation {
                     }
                 };
                 self.settle_step(at, status, output.as_ref(), error.clone(), seq);
+                // An interrupted call (one that needs a sign-in) may run again once the
+                // turn resumes: its end then settles this same step.
+                if status == "interrupted" {
+                    self.remember(key, at);
+                }
             }
             Fact::TaskStarted { task, name } => {
                 self.open_step(format!("task:{task}"), "task", name, None, seq);
