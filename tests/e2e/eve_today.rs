@@ -185,3 +185,58 @@ async fn stream_requests(base: &str, sid: &str) -> usize {
         .unwrap();
     v["requests"].as_array().unwrap().len()
 }
+
+/// One agent of several, chosen in Settings: a base that is not a path is refused as it
+/// is typed, the agent there is named from eve's info route, and a mission started
+/// there runs under it and says so in its header.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_api_base_is_chosen_in_settings_names_its_agent_and_a_mission_runs_there() {
+    let _one = exclusive().await;
+    let app = App::launch(quick()).await;
+    let base = sandbox_base(&app).await;
+    sandbox_faults(
+        &base,
+        serde_json::json!({"agents": ["researcher", "writer"], "agentPaths": "new"}),
+    )
+    .await;
+    let field = app.testid("settings-eve-base").await;
+    field.send_keys("eve/researcher/v1").await.unwrap();
+    until_for(5, "the field's problem", || async {
+        app.text("settings-eve-base-help")
+            .await
+            .contains("must start with /")
+    })
+    .await;
+    let save = app.testid("settings-eve-base-save").await;
+    assert!(
+        !save.is_enabled().await.unwrap(),
+        "saved a base that is not a path"
+    );
+    field.clear().await.unwrap();
+    field.send_keys("/eve/researcher/v1").await.unwrap();
+    until_for(5, "Save to be enabled", || async {
+        save.is_enabled().await.unwrap_or(false)
+    })
+    .await;
+    save.click().await.unwrap();
+    until_for(10, "the agent's name", || async {
+        let el = app.testid("settings-agent").await;
+        el.attr("data-name").await.ok().flatten().as_deref() == Some("researcher")
+    })
+    .await;
+    assert!(
+        app.text("settings-agent")
+            .await
+            .contains("sandbox/research-1")
+    );
+
+    start_in_window(&app, "Does shade reduce heat stroke?").await;
+    until_for(60, "the mission to wait for the person", || async {
+        crate::missions::status(&app).await == "waiting"
+    })
+    .await;
+    assert_eq!(
+        app.text("mission-api-base").await.trim(),
+        "/eve/researcher/v1"
+    );
+}
