@@ -322,3 +322,36 @@ async fn set_faults_status(sb: &RunningSandbox, body: Value) -> (u16, Value) {
         resp.json().await.unwrap_or_default(),
     )
 }
+
+#[tokio::test]
+async fn a_restarted_sandbox_serves_the_child_it_had_started_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = || async {
+        let sb = start(SandboxConfig {
+            mission_protocol: MissionProtocol::Eve27,
+            data_dir: Some(dir.path().to_path_buf()),
+            ..common::config()
+        })
+        .await
+        .expect("sandbox starts");
+        assert_eq!(
+            set_faults(&sb, json!({"leaseSeconds": 1, "delegate": true})).await,
+            200
+        );
+        sb
+    };
+    let sb = kept().await;
+    let (parent, child, call, _) = delegating(&sb).await;
+    let before = read_child(&sb, &format!("/eve/v1/session/{child}/stream")).await;
+    sb.stop().await;
+
+    let sb = kept().await;
+    let via_parent = format!("/eve/v1/session/{parent}/subagents/{call}/{child}/stream");
+    let after = read_child(&sb, &via_parent).await;
+    let (task, sources, _, ended) = child_says(MissionProtocol::Eve27, &after);
+    // The same child, replayed from its seed: the same task and the same sources.
+    let (was_task, was_sources, _, _) = child_says(MissionProtocol::Eve27, &before);
+    assert_eq!((task, &sources), (was_task, &was_sources));
+    assert!(!sources.is_empty() && ended);
+    sb.stop().await;
+}
