@@ -67,10 +67,7 @@ async fn an_approval_is_answered_by_its_interaction_or_withdrawn_by_a_reply() {
             );
             let request = pending["requestId"].as_str().unwrap().to_owned();
             let text = ok(&cli.run(&["mission", "show", &sid], here.path()).await);
-            assert!(
-                text.contains(&format!("--option approve  Approve")),
-                "{text}"
-            );
+            assert!(text.contains("--option approve  Approve"), "{text}");
             assert!(text.contains(&format!("(request {request})")), "{text}");
 
             let (args, body): (Vec<&str>, Value) = match answer {
@@ -132,8 +129,7 @@ async fn an_approval_is_answered_by_its_interaction_or_withdrawn_by_a_reply() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .filter(|i| i["step"]["name"] == "read_source")
-                .next()
+                .find(|i| i["step"]["name"] == "read_source")
                 .unwrap();
             let status = read["step"]["status"].as_str().unwrap();
             match answer {

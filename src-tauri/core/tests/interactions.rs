@@ -68,7 +68,8 @@ fn v27_approvals_show_their_styled_options_and_each_outcome_as_it_settles() {
 
     let c = Conversation::from_events(&es);
     assert!(c.pending().is_empty());
-    let settled: Vec<(String, Option<String>, Option<String>, Option<String>)> = c
+    type Settled = (String, Option<String>, Option<String>, Option<String>);
+    let settled: Vec<Settled> = c
         .items
         .iter()
         .filter_map(|i| i.request.clone())
