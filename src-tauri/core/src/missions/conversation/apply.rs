@@ -102,7 +102,8 @@ impl Conversation {
             } => {
                 // A call seen only in its approval (or whose request was lost) still
                 // shows as a step.
-                let at = match self.take_key(&format!("call:{call}")) {
+                let key = format!("call:{call}");
+                let at = match self.take_key(&key) {
                     Some(at) => at,
                     None => {
                         let name = name.as_deref().unwrap_or("tool");

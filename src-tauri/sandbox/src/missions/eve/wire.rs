@@ -401,7 +401,7 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                 facts.push(fact(
                     "interaction.settled",
                     turn,
-                    json!({"interactionId": r["requestId"], "outcome": "accepted",
+                    json!({"interactionId": r["requestId"], "outcome": outcome,
                            "cause": {"responseId": response_id}, "response": r["response"]}),
                 ));
             }
