@@ -103,14 +103,14 @@ fn generation_a_says_its_turns_messages_question_and_waits_with_their_tokens() {
 fn generation_b_holds_for_input_not_for_tasks_signs_in_and_fails() {
     let es = events("gen-b.ndjson", Generation::Events(Some(26)));
     let facts: Vec<Fact> = es.iter().flat_map(protocol::read).collect();
-    let held: Vec<bool> = facts
+    let held: Vec<Option<bool>> = facts
         .iter()
         .filter_map(|f| match f {
             Fact::TurnHeld { for_person, .. } => Some(*for_person),
             _ => None,
         })
         .collect();
-    assert_eq!(held, [true, false]);
+    assert_eq!(held, [Some(true), Some(false)]);
     assert!(facts.iter().any(|f| matches!(
         f,
         Fact::SignInOpened {
@@ -237,12 +237,15 @@ fn a_v27_pause_is_the_person_s_only_when_it_awaits_an_interaction() {
             other => panic!("{other:?}"),
         };
     let (person, awaiting) = held(r#"{"turnId":"t1","awaiting":[{"callId":"call_1"}]}"#);
-    assert!(!person);
+    assert_eq!(person, Some(false));
     assert_eq!(awaiting, [Awaited::Call("call_1".into())]);
-    assert!(!held(r#"{"awaiting":[{"taskId":"task_1"}]}"#).0);
-    assert!(held(r#"{"awaiting":[{"callId":"c"},{"interactionId":"i"}]}"#).0);
+    assert_eq!(held(r#"{"awaiting":[{"taskId":"task_1"}]}"#).0, Some(false));
+    assert_eq!(
+        held(r#"{"awaiting":[{"callId":"c"},{"interactionId":"i"}]}"#).0,
+        Some(true)
+    );
     // A pause that names nothing is the person's, as before eve listed what it awaits.
-    assert!(held("{}").0);
+    assert_eq!(held("{}").0, Some(true));
     assert_eq!(
         protocol::turn_end(&MissionEvent::new(
             None,
@@ -263,7 +266,7 @@ fn a_failed_turn_says_eve_s_message_and_hint_and_leaves_the_session_waiting() {
     assert!(
         matches!(
             settled.as_slice(),
-            [Fact::TurnEnded { outcome, error: Some(e), session_waits: true }]
+            [Fact::TurnEnded { outcome, error: Some(e), session_waits: true, held: false }]
                 if outcome == "failed" && e == "The model did not answer. (Try again in a minute.)"
         ),
         "{settled:?}"

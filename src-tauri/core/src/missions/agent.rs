@@ -6,9 +6,7 @@
 //! `withEve({agents})`), and its own client keeps any path in its host
 //! (`packages/eve/src/client/url.ts`). So the base is a path the person gives whole.
 
-use crate::error::{Error, ErrorCode, Result};
-use crate::missions::client::InvestigationClient;
-use crate::net::http::{error_from, read_limited};
+use crate::error::{Error, Result};
 use serde::Serialize;
 use ts_rs::TS;
 
@@ -18,7 +16,7 @@ pub const DEFAULT_API_BASE: &str = "/eve/v1";
 const MAX_BASE_CHARS: usize = 200;
 /// eve's info answer lists the agent's tools, skills and instructions (Markdown):
 /// large for an agent with many, never this large.
-const MAX_INFO_BYTES: u64 = 4_000_000;
+pub(crate) const MAX_INFO_BYTES: u64 = 4_000_000;
 
 /// `raw` as an API base path: `/eve/v1`, `/eve/researcher/v1`,
 /// `/eve/agents/researcher/eve/v1`, or any other prefix a proxy serves eve under. Empty
@@ -90,7 +88,7 @@ fn short(v: &serde_json::Value, pointer: &str) -> Option<String> {
 }
 
 impl AgentInfo {
-    fn read(api_base: &str, v: &serde_json::Value) -> Self {
+    pub(crate) fn read(api_base: &str, v: &serde_json::Value) -> Self {
         Self {
             api_base: api_base.to_owned(),
             name: short(v, "/agent/name"),
@@ -112,49 +110,10 @@ impl AgentInfo {
     }
 }
 
-impl InvestigationClient {
-    /// `GET <base>/info`. `None` when the server has no info route (404 or 405: eve before
-    /// it had one, or a service that is not eve); an error when the base serves nothing
-    /// Casebook can read or refuses the key.
-    pub async fn agent_info(&self) -> Result<Option<AgentInfo>> {
-        let what = "Agent info";
-        let path = format!("{}/info", self.api_base());
-        let resp = self
-            .api
-            .conn
-            .authed(reqwest::Method::GET, &path, &self.api.key)
-            .header(reqwest::header::ACCEPT, "application/json")
-            .timeout(crate::net::http::REQUEST_TIMEOUT)
-            .send()
-            .await
-            .map_err(crate::net::http::network_error)
-            .map_err(|e| self.api.key.scrub(e))?;
-        if matches!(resp.status().as_u16(), 404 | 405) {
-            return Ok(None);
-        }
-        if !resp.status().is_success() {
-            return Err(self.api.key.scrub(error_from(resp, what).await));
-        }
-        let bytes = read_limited(resp, MAX_INFO_BYTES, what).await?;
-        let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
-            Error::new(
-                ErrorCode::Protocol,
-                format!("{what}: the answer is not JSON ({e})."),
-            )
-        })?;
-        if !v.is_object() {
-            return Err(Error::new(
-                ErrorCode::Protocol,
-                format!("{what}: the answer is not a JSON object."),
-            ));
-        }
-        Ok(Some(AgentInfo::read(self.api_base(), &v)))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::ErrorCode;
 
     #[test]
     fn each_shape_eve_serves_is_a_base_and_the_rest_are_refused_with_the_reason() {

@@ -418,6 +418,46 @@ impl InvestigationClient {
     }
 }
 
+impl InvestigationClient {
+    /// `GET <base>/info`. `None` when the server has no info route (404 or 405: eve before
+    /// it had one, or a service that is not eve); an error when the base serves nothing
+    /// Casebook can read or refuses the key.
+    pub async fn agent_info(&self) -> Result<Option<crate::missions::agent::AgentInfo>> {
+        let what = "Agent info";
+        let path = format!("{}/info", self.api_base());
+        let resp = self
+            .api
+            .conn
+            .authed(reqwest::Method::GET, &path, &self.api.key)
+            .header(reqwest::header::ACCEPT, "application/json")
+            .timeout(crate::net::http::REQUEST_TIMEOUT)
+            .send()
+            .await
+            .map_err(crate::net::http::network_error)
+            .map_err(|e| self.api.key.scrub(e))?;
+        if matches!(resp.status().as_u16(), 404 | 405) {
+            return Ok(None);
+        }
+        if !resp.status().is_success() {
+            return Err(self.api.key.scrub(crate::net::http::error_from(resp, what).await));
+        }
+        let bytes = crate::net::http::read_limited(resp, crate::missions::agent::MAX_INFO_BYTES, what).await?;
+        let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
+            Error::new(
+                ErrorCode::Protocol,
+                format!("{what}: the answer is not JSON ({e})."),
+            )
+        })?;
+        if !v.is_object() {
+            return Err(Error::new(
+                ErrorCode::Protocol,
+                format!("{what}: the answer is not a JSON object."),
+            ));
+        }
+        Ok(Some(crate::missions::agent::AgentInfo::read(self.api_base(), &v)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -84,10 +84,8 @@ impl TurnTracker {
     /// Takes one fact; whether it ends what a watcher follows, and how.
     pub fn observe(&mut self, fact: &Fact) -> Option<TurnEnd> {
         match fact {
-            Fact::RequestOpened(r) => {
-                if self.open_requests.len() < MAX_OPEN {
-                    self.open_requests.insert(r.id.clone());
-                }
+            Fact::RequestOpened(r) if self.open_requests.len() < MAX_OPEN => {
+                self.open_requests.insert(r.id.clone());
             }
             Fact::RequestSettled { id, .. } => {
                 self.open_requests.remove(id);
@@ -116,10 +114,8 @@ impl TurnTracker {
             // A new turn: the person spoke again, and what an earlier one asked is moot
             // (eve withdraws it).
             Fact::TurnStarted => *self = Self::default(),
-            Fact::TaskStarted { task, .. } => {
-                if self.tasks.len() < MAX_OPEN {
-                    self.tasks.insert(task.clone());
-                }
+            Fact::TaskStarted { task, .. } if self.tasks.len() < MAX_OPEN => {
+                self.tasks.insert(task.clone());
             }
             Fact::TaskSettled { task, .. } => {
                 self.tasks.remove(task);
