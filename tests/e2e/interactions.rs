@@ -278,6 +278,10 @@ async fn a_sign_in_card_opens_its_page_through_the_opener_and_the_turn_resumes_t
         .await;
         // Nothing to answer, no button that would POST.
         assert!(app.all_css("[data-testid=input-request]").await.is_empty());
+        until_for(10, "the status to say a sign-in is needed", || async {
+            app.text("mission-status").await == "Sign-in needed"
+        })
+        .await;
         app.click("sign-in-copy").await;
         until_for(5, "Copied", || async {
             app.text("sign-in-copy").await == "Copied"
