@@ -122,15 +122,25 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// What the mission's records before `seq` leave open (questions, a held turn), for a
-/// record whose meaning depends on them ([`TurnTracker`]).
+/// record whose meaning depends on them ([`TurnTracker`]). A turn's start forgets what
+/// came before it, so only the records from the newest start are read: a long mission
+/// does not read its whole history at each turn's end.
 fn turns_before(c: &Connection, session_id: &str, seq: u64) -> Result<TurnTracker> {
+    let from: i64 = c
+        .prepare_cached(
+            "SELECT COALESCE(MAX(seq), 0) FROM events
+             WHERE session_id = ?1 AND event = 'turn.started' AND seq < ?2",
+        )
+        .and_then(|mut st| st.query_row(params![session_id, seq as i64], |r| r.get(0)))
+        .map_err(db_err)?;
     let mut stmt = c
         .prepare_cached(
-            "SELECT event, data FROM events WHERE session_id = ?1 AND seq < ?2 ORDER BY seq",
+            "SELECT event, data FROM events
+             WHERE session_id = ?1 AND seq >= ?2 AND seq < ?3 ORDER BY seq",
         )
         .map_err(db_err)?;
     let mut rows = stmt
-        .query(params![session_id, seq as i64])
+        .query(params![session_id, from, seq as i64])
         .map_err(db_err)?;
     let mut turns = TurnTracker::default();
     while let Some(row) = rows.next().map_err(db_err)? {
@@ -434,10 +444,6 @@ impl MissionStore {
             .ok_or_else(|| not_found(session_id))
     }
 
-    /// The events stored after the last one the server gave an id (all of them when
-    /// it never gave one): what a resumed stream may replay and must not repeat.
-    /// Where following this mission resumes: from the stream's cursor when it has one,
-    /// else from the last event id.
     /// What the mission's stored records leave open (questions, a held turn), for a
     /// watch that resumes after them.
     pub async fn turns(&self, session_id: &str) -> Result<TurnTracker> {
@@ -446,6 +452,8 @@ impl MissionStore {
             .await
     }
 
+    /// Where following this mission resumes: from the stream's cursor when it has one,
+    /// else from the last event id.
     pub async fn resume_point(&self, session_id: &str) -> Result<ResumePoint> {
         let id = session_id.to_owned();
         let cursor: Option<(u64, u64)> = self
