@@ -13,6 +13,7 @@ use casebook_core::citations::jobs::{
 use casebook_core::desktop::launch::DropUpdate;
 use casebook_core::keys::{KeyStatus, Service};
 use casebook_core::missions::agent::AgentInfo;
+use casebook_core::missions::attachment::Attachment;
 use casebook_core::missions::client::{CancelAck, Delivered, FollowUp, InputResponse, MissionSpec};
 use casebook_core::missions::conversation::{ConversationSummary, Source};
 use casebook_core::missions::conversation_store::{ConversationHits, ConversationPage};
@@ -223,9 +224,19 @@ pub async fn reply_mission(
     core: Core<'_>,
     session_id: String,
     message: String,
+    attachments: Option<Vec<String>>,
 ) -> Result<Delivered, Error> {
-    core.follow_up_mission(&session_id, &FollowUp::Message(message))
-        .await
+    let files = attachments
+        .unwrap_or_default()
+        .iter()
+        .map(|p| Attachment::read(std::path::Path::new(p)))
+        .collect::<Result<Vec<_>, _>>()?;
+    let follow_up = if files.is_empty() {
+        FollowUp::Message(message)
+    } else {
+        FollowUp::Attached(message, files)
+    };
+    core.follow_up_mission(&session_id, &follow_up).await
 }
 
 #[tauri::command]

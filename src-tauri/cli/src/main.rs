@@ -12,6 +12,7 @@ use casebook_core::citations::jobs::{self, CiteSource};
 use casebook_core::citations::preview;
 use casebook_core::citations::summary;
 use casebook_core::keys::{KeySource, KeyStore, Service};
+use casebook_core::missions::attachment::Attachment;
 use casebook_core::missions::client::{FollowUp, InputResponse, MissionSpec, parse_usd};
 use casebook_core::missions::follower::{MissionUpdate, Quiet};
 use casebook_core::missions::store::MissionStatus;
@@ -214,8 +215,12 @@ enum MissionAction {
     /// Send a waiting mission your next message; its new turn streams into the same mission.
     Reply {
         session_id: String,
-        #[arg(long)]
-        message: String,
+        #[arg(long, required_unless_present = "attach")]
+        message: Option<String>,
+        /// A document to attach (PDF, Word, PowerPoint, text, Markdown, an image…; at
+        /// most 12 MB in all). Repeat it for more than one.
+        #[arg(long, value_name = "PATH")]
+        attach: Vec<std::path::PathBuf>,
         /// Follow the turn it starts until the mission waits or is complete.
         #[arg(long)]
         follow: bool,
@@ -604,13 +609,23 @@ async fn mission(core: &Arc<Casebook>, action: MissionAction) -> Result<(), Erro
         MissionAction::Reply {
             session_id,
             message,
+            attach,
             follow,
             json,
         } => {
+            // Every file is read (and bounded) before anything is sent.
+            let files = attach
+                .iter()
+                .map(|p| Attachment::read(p))
+                .collect::<Result<Vec<_>, _>>()?;
+            let message = message.unwrap_or_default();
+            let follow_up = if files.is_empty() {
+                FollowUp::Message(message)
+            } else {
+                FollowUp::Attached(message, files)
+            };
             core.adopt_mission(&session_id, None).await?;
-            let sent = core
-                .follow_up_mission(&session_id, &FollowUp::Message(message))
-                .await?;
+            let sent = core.follow_up_mission(&session_id, &follow_up).await?;
             output::print_delivered(&session_id, &sent, json);
             if follow {
                 watch(core, &session_id, json).await?;

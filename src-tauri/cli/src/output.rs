@@ -345,12 +345,24 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
         }
     }
     for item in &conv.items {
-        match item.kind {
-            ItemKind::User => say!("\n[you]\n{}", item.text.trim_end()),
-            ItemKind::Assistant if item.narration => {
-                say!("\n[agent, working]\n{}", item.text.trim_end())
+        let files = || {
+            for f in &item.files {
+                say!("  [file] {}", f.line());
             }
-            ItemKind::Assistant => say!("\n[agent]\n{}", item.text.trim_end()),
+        };
+        match item.kind {
+            ItemKind::User => {
+                say!("\n[you]\n{}", item.text.trim_end());
+                files();
+            }
+            ItemKind::Assistant if item.narration => {
+                say!("\n[agent, working]\n{}", item.text.trim_end());
+                files();
+            }
+            ItemKind::Assistant => {
+                say!("\n[agent]\n{}", item.text.trim_end());
+                files();
+            }
             ItemKind::Reasoning => {}
             ItemKind::Tool => {
                 say!("  - {}", item.text);

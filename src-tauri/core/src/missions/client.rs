@@ -169,6 +169,9 @@ pub enum FollowUp {
     Message(String),
     /// Answers to the requests the session holds its turn for.
     Answers(Vec<InputResponse>),
+    /// The person's next message with documents attached: sent as AI SDK `UserContent`
+    /// ([`crate::missions::attachment::user_content`]).
+    Attached(String, Vec<crate::missions::attachment::Attachment>),
 }
 
 /// The service took a follow-up.
@@ -352,6 +355,18 @@ impl InvestigationClient {
                 }
                 body.insert("message".into(), text.clone().into());
             }
+            FollowUp::Attached(text, files) => {
+                // A file alone is a message; no file is the plain text message.
+                let message = if files.is_empty() {
+                    if text.trim().is_empty() {
+                        return Err(Error::invalid_input("The message is empty."));
+                    }
+                    text.clone().into()
+                } else {
+                    crate::missions::attachment::user_content(text, files)?
+                };
+                body.insert("message".into(), message);
+            }
             FollowUp::Answers(answers) => {
                 if answers.is_empty() {
                     return Err(Error::invalid_input("There is no answer to send."));
@@ -374,7 +389,7 @@ impl InvestigationClient {
             body.insert("continuationToken".into(), t.into());
         }
         let what = match follow_up {
-            FollowUp::Message(_) => "Reply",
+            FollowUp::Message(_) | FollowUp::Attached(..) => "Reply",
             FollowUp::Answers(_) => "Answer",
         };
         let started = std::time::Instant::now();
@@ -439,9 +454,14 @@ impl InvestigationClient {
             return Ok(None);
         }
         if !resp.status().is_success() {
-            return Err(self.api.key.scrub(crate::net::http::error_from(resp, what).await));
+            return Err(self
+                .api
+                .key
+                .scrub(crate::net::http::error_from(resp, what).await));
         }
-        let bytes = crate::net::http::read_limited(resp, crate::missions::agent::MAX_INFO_BYTES, what).await?;
+        let bytes =
+            crate::net::http::read_limited(resp, crate::missions::agent::MAX_INFO_BYTES, what)
+                .await?;
         let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
             Error::new(
                 ErrorCode::Protocol,
@@ -454,7 +474,10 @@ impl InvestigationClient {
                 format!("{what}: the answer is not a JSON object."),
             ));
         }
-        Ok(Some(crate::missions::agent::AgentInfo::read(self.api_base(), &v)))
+        Ok(Some(crate::missions::agent::AgentInfo::read(
+            self.api_base(),
+            &v,
+        )))
     }
 }
 

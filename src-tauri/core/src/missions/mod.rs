@@ -7,6 +7,7 @@
 //! sub-agent's own conversation, read only when opened ([`subagents`]).
 
 pub mod agent;
+pub mod attachment;
 pub mod budget;
 pub mod cards;
 pub mod client;

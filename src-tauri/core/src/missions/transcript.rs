@@ -57,6 +57,38 @@ pub fn markdown(m: &MissionRecord, events: &[StoredEvent]) -> String {
     out
 }
 
+/// A message's files, one a line: the name escaped so it stays text, the link only when
+/// the file has an http(s) one.
+fn files_markdown(out: &mut String, files: &[crate::missions::conversation::FileRef]) {
+    if files.is_empty() {
+        return;
+    }
+    for f in files {
+        let name: String = f
+            .name
+            .chars()
+            .flat_map(|c| {
+                let escape = "\\`*_{}[]()<>#+-.!|~".contains(c);
+                escape.then_some('\\').into_iter().chain(std::iter::once(c))
+            })
+            .collect();
+        let mut line = format!("- File: {name} ({}", f.media_type);
+        if let Some(size) = f.size {
+            let _ = write!(
+                line,
+                ", {}",
+                crate::missions::protocol::facts::readable_size(size)
+            );
+        }
+        line.push(')');
+        if let Some(url) = &f.url {
+            let _ = write!(line, " <{url}>");
+        }
+        let _ = writeln!(out, "{line}");
+    }
+    out.push('\n');
+}
+
 /// The conversation as people read it: messages, steps with their sources, questions
 /// with their answers, failures, then every source once.
 fn conversation_markdown(out: &mut String, c: &Conversation) {
@@ -71,12 +103,14 @@ fn conversation_markdown(out: &mut String, c: &Conversation) {
         match item.kind {
             ItemKind::User => {
                 let _ = writeln!(out, "**You:**\n\n{}\n", item.text.trim());
+                files_markdown(out, &item.files);
             }
             ItemKind::Assistant if item.narration => {
                 let _ = writeln!(out, "*{}*\n", one_line(&item.text));
             }
             ItemKind::Assistant => {
                 let _ = writeln!(out, "**Agent:**\n\n{}\n", item.text.trim());
+                files_markdown(out, &item.files);
             }
             ItemKind::Tool => {
                 let _ = writeln!(out, "- {}", one_line(&item.text));

@@ -9,7 +9,7 @@ use crate::missions::conversation::{
     ChildRef, Conversation, Item, ItemKind, PendingRequest, SignIn, Source, Step, StepStatus,
 };
 use crate::missions::protocol::facts::{
-    Awaited, DeltaText, Fact, PartKind, Request, SignInPrompt, superseded,
+    Awaited, DeltaText, Fact, MAX_FILES, PartKind, Request, SignInPrompt, superseded,
 };
 use serde_json::Value;
 
@@ -71,8 +71,21 @@ impl Conversation {
                 });
                 self.push(ItemKind::Result, text, seq);
             }
-            Fact::UserMessage { text } => {
-                self.push(ItemKind::User, text.clone(), seq);
+            Fact::UserMessage { text, files } => {
+                let at = self.push(ItemKind::User, text.clone(), seq);
+                self.items[at as usize].files = files.clone();
+            }
+            // A file the agent made goes with the reply it belongs to: the turn's last
+            // assistant message, or one of its own when the turn has none yet.
+            Fact::FileMade { file } => {
+                let at = match self.last_reply_in_turn() {
+                    Some(at) => at,
+                    None => self.push(ItemKind::Assistant, String::new(), seq),
+                };
+                let item = self.touch(at, seq);
+                if item.files.len() < MAX_FILES && !item.files.contains(file) {
+                    item.files.push(file.clone());
+                }
             }
             Fact::Delta { part, kind, text } => self.delta(part, *kind, text, seq),
             Fact::PartCompleted {
@@ -461,11 +474,22 @@ impl Conversation {
             step: None,
             request: None,
             sign_in: None,
+            files: Vec::new(),
             first_seq: seq,
             last_seq: seq,
         });
         self.changed.insert(index);
         index
+    }
+
+    /// The current turn's last assistant message.
+    fn last_reply_in_turn(&self) -> Option<u32> {
+        self.items
+            .iter()
+            .rev()
+            .take_while(|i| i.kind != ItemKind::Turn)
+            .find(|i| i.kind == ItemKind::Assistant)
+            .map(|i| i.index)
     }
 
     fn touch(&mut self, at: u32, seq: u64) -> &mut Item {

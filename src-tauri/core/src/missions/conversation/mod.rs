@@ -18,7 +18,7 @@ mod apply;
 mod readable;
 mod words;
 
-pub use crate::missions::protocol::facts::RequestOption;
+pub use crate::missions::protocol::facts::{FileRef, RequestOption};
 use crate::missions::protocol::{self, MissionEvent};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
@@ -240,6 +240,10 @@ pub struct Item {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub sign_in: Option<SignIn>,
+    /// Files that came with a message, or that the agent made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<FileRef>>", optional)]
+    pub files: Vec<FileRef>,
     /// The records it was made from (by `seq`; 0 when built from bare events).
     #[ts(type = "number")]
     pub first_seq: u64,
@@ -258,6 +262,10 @@ pub struct Message {
     pub narration: bool,
     /// Still streaming.
     pub open: bool,
+    /// Files that came with it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<FileRef>>", optional)]
+    pub files: Vec<FileRef>,
 }
 
 /// Where the conversation stands besides its items: what the store keeps beside them so
@@ -486,6 +494,7 @@ impl Conversation {
                     text: item.text.clone(),
                     narration: item.narration,
                     open: item.open,
+                    files: item.files.clone(),
                 }),
                 ItemKind::Question if item.open => {
                     out.pending.extend(item.request.clone());
@@ -514,6 +523,7 @@ impl Conversation {
             text: i.text.clone(),
             narration: false,
             open: false,
+            files: i.files.clone(),
         })
     }
 }

@@ -7,7 +7,7 @@ use crate::missions::protocol::MissionEvent;
 use crate::missions::protocol::facts::{DeltaText, Fact, PartKind, SignInPrompt};
 use crate::missions::protocol::json::{
     call_settled, cost, each, error_message, owned, request_of, status, text, text_of_parts,
-    total_spent,
+    total_spent, user_message,
 };
 use serde_json::Value;
 
@@ -37,10 +37,8 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
             error: error_message(d),
         },
         "message.received" if s("kind").is_none_or(|k| k == "message") => {
-            match s("message").or_else(|| text_of_parts(d.get("parts"))) {
-                Some(text) => Fact::UserMessage {
-                    text: text.to_owned(),
-                },
+            match user_message(s("message"), d.get("parts")) {
+                Some(fact) => fact,
                 None => return none(),
             }
         }

@@ -6,7 +6,7 @@
 use crate::missions::protocol::MissionEvent;
 use crate::missions::protocol::facts::{Awaited, DeltaText, Fact, PartKind, SignInPrompt};
 use crate::missions::protocol::json::{
-    call_settled, cost, error_message, owned, request_of, text, text_of_parts,
+    call_settled, cost, error_message, file_ref, owned, request_of, text, user_message,
 };
 use serde_json::Value;
 
@@ -27,10 +27,8 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
             failed: s("outcome") == Some("failed"),
             error: error_message(d),
         },
-        "delivery.consumed" => match text_of_parts(d.get("parts")) {
-            Some(text) => Fact::UserMessage {
-                text: text.to_owned(),
-            },
+        "delivery.consumed" => match user_message(None, d.get("parts")) {
+            Some(fact) => fact,
             None => return Some(Vec::new()),
         },
         "content.delta" => {
@@ -54,13 +52,21 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
             }
         }
         "content.completed" => {
+            let Some(part) = s("partId") else {
+                return Some(Vec::new());
+            };
             let kind = match s("kind") {
                 Some("text") => PartKind::Text,
                 Some("reasoning") => PartKind::Reasoning,
+                Some("file") => {
+                    return Some(
+                        file_ref(d)
+                            .map(|file| Fact::FileMade { file })
+                            .into_iter()
+                            .collect(),
+                    );
+                }
                 _ => return Some(Vec::new()),
-            };
-            let Some(part) = s("partId") else {
-                return Some(Vec::new());
             };
             let aside = s("phase") != Some("reply") || d.get("interrupted") == Some(&true.into());
             Fact::PartCompleted {

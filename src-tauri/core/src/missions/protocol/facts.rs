@@ -44,8 +44,15 @@ pub enum Fact {
     },
 
     // What was said.
+    /// `files`: what came with it, read from its parts ([`FileRef`]); a message that is
+    /// only a file has an empty text.
     UserMessage {
         text: String,
+        files: Vec<FileRef>,
+    },
+    /// A file the agent made (eve 27's `content.completed {kind: "file"}`).
+    FileMade {
+        file: FileRef,
     },
     /// Text streaming into the part `part` (a key unique within the mission). `kind`:
     /// only a part's first record may name it; `None` continues whatever the part is.
@@ -216,6 +223,59 @@ pub struct Request {
     pub title: Option<String>,
     pub options: Vec<RequestOption>,
     pub allow_freeform: bool,
+}
+
+/// Files kept per message: more say nothing a person reads.
+pub const MAX_FILES: usize = 20;
+
+/// A file in a message, as the service described it: never its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct FileRef {
+    /// Its name, made safe to show ([`super::json::file_ref`]): "file" when it has none.
+    pub name: String,
+    pub media_type: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional, type = "number")]
+    pub size: Option<u64>,
+    /// Where to open it: kept only when it is http(s), so a `data:`, `javascript:`,
+    /// `file:` or `blob:` address never becomes a link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub url: Option<String>,
+}
+
+impl FileRef {
+    /// One line a person reads: "notes.pdf (application/pdf, 12.3 KB) https://…".
+    pub fn line(&self) -> String {
+        let mut out = format!("{} ({}", self.name, self.media_type);
+        if let Some(size) = self.size {
+            out.push_str(", ");
+            out.push_str(&readable_size(size));
+        }
+        out.push(')');
+        if let Some(url) = &self.url {
+            out.push(' ');
+            out.push_str(url);
+        }
+        out
+    }
+}
+
+/// A byte count as people read it: "900 B", "12.3 KB", "4.0 MB".
+pub fn readable_size(bytes: u64) -> String {
+    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
+    if bytes < 1000 {
+        return format!("{bytes} B");
+    }
+    let mut v = bytes as f64 / 1000.0;
+    let mut unit = 0;
+    while v >= 1000.0 && unit < UNITS.len() - 1 {
+        v /= 1000.0;
+        unit += 1;
+    }
+    format!("{v:.1} {}", UNITS[unit])
 }
 
 /// An option the service listed for a request.

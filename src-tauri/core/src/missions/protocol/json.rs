@@ -1,7 +1,7 @@
 //! Reading fields out of a record's data, tolerantly: every reader takes what is there
 //! and does without what is not.
 
-use crate::missions::protocol::facts::{Fact, Request, RequestOption};
+use crate::missions::protocol::facts::{Fact, FileRef, MAX_FILES, Request, RequestOption};
 use serde_json::Value;
 
 /// A string field.
@@ -33,12 +33,117 @@ pub(super) fn error_message(d: &Value) -> Option<String> {
     })
 }
 
+/// The person's message from its text and its parts' files; none when it has neither.
+pub(super) fn user_message(text: Option<&str>, parts: Option<&Value>) -> Option<Fact> {
+    let text = text.or_else(|| text_of_parts(parts));
+    let files = files_of_parts(parts);
+    (text.is_some() || !files.is_empty()).then(|| Fact::UserMessage {
+        text: text.unwrap_or("").to_owned(),
+        files,
+    })
+}
+
 /// The first text part of a message's parts.
 pub(super) fn text_of_parts(parts: Option<&Value>) -> Option<&str> {
     parts?.as_array()?.iter().find_map(|p| {
         let kind = p.get("kind").or_else(|| p.get("type"))?.as_str()?;
         (kind == "text").then(|| p.get("text")?.as_str()).flatten()
     })
+}
+
+const MAX_NAME: usize = 200;
+const MAX_MEDIA_TYPE: usize = 100;
+const MAX_URL: usize = 2048;
+
+/// The file parts of a message's parts (`{type|kind: "file", ...}`), at most [`MAX_FILES`].
+pub(super) fn files_of_parts(parts: Option<&Value>) -> Vec<FileRef> {
+    parts
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter(|p| {
+            p.get("kind")
+                .or_else(|| p.get("type"))
+                .and_then(Value::as_str)
+                == Some("file")
+        })
+        .filter_map(file_ref)
+        .take(MAX_FILES)
+        .collect()
+}
+
+/// A file part or an agent's file (its `value` and `valueRef`) as one [`FileRef`]: the name
+/// (`filename`, `name`) cut to its last path segment, stripped of control and
+/// direction-changing characters and bounded; the media type when it looks like one (else
+/// `application/octet-stream`); the size when it is a whole number; the URL only when it
+/// is http(s) and bounded. `None` for what is not an object.
+pub(super) fn file_ref(p: &Value) -> Option<FileRef> {
+    let p = p.as_object()?;
+    let value = p.get("value").filter(|v| v.is_object());
+    let reference = p.get("valueRef").filter(|v| v.is_object());
+    let field = |key: &str| {
+        p.get(key)
+            .or_else(|| value.and_then(|v| v.get(key)))
+            .or_else(|| reference.and_then(|v| v.get(key)))
+    };
+    let str_of = |key: &str| field(key).and_then(Value::as_str);
+    let name = str_of("filename")
+        .or_else(|| str_of("name"))
+        .map(safe_name)
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "file".to_owned());
+    let media_type = str_of("mediaType")
+        .map(|m| {
+            m.split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase()
+        })
+        .filter(|m| is_media_type(m))
+        .unwrap_or_else(|| "application/octet-stream".to_owned());
+    let size = field("size").and_then(Value::as_u64);
+    let url = str_of("url")
+        .map(str::trim)
+        .filter(|u| u.len() <= MAX_URL)
+        .and_then(http_url);
+    Some(FileRef {
+        name,
+        media_type,
+        size,
+        url,
+    })
+}
+
+fn safe_name(raw: &str) -> String {
+    let last = raw.rsplit(['/', '\\']).next().unwrap_or(raw);
+    let clean: String = last
+        .chars()
+        .filter(|c| {
+            !c.is_control()
+                && !matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+        })
+        .take(MAX_NAME)
+        .collect();
+    clean.trim().to_owned()
+}
+
+fn is_media_type(m: &str) -> bool {
+    let token = |t: &str| {
+        !t.is_empty()
+            && t.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&^_.+-".contains(&b))
+    };
+    m.len() <= MAX_MEDIA_TYPE && matches!(m.split_once('/'), Some((a, b)) if token(a) && token(b))
+}
+
+/// An http(s) address with a host, as the URL parser writes it (so nothing in it can
+/// close a Markdown `<…>` or an attribute): the only kind a file's link opens.
+fn http_url(u: &str) -> Option<String> {
+    let parsed = url::Url::parse(u).ok()?;
+    (matches!(parsed.scheme(), "http" | "https") && parsed.host().is_some())
+        .then(|| parsed.to_string())
+        .filter(|s| s.len() <= MAX_URL)
 }
 
 /// A call's outcome: `status` (26) or `outcome` (27).
