@@ -122,6 +122,9 @@
 //! - `taskResult`: `true` to have eve B sessions created from now on deliver a background
 //!   task's result about 1.5 s after their first turn's `session.waiting`: a result turn
 //!   with `message.received {kind: "task.result", taskIds}` and a short reply;
+//! - `agentFile`: `true` to have eve 27 sessions created from now on end each reply with
+//!   two files the agent made (`content.completed {kind: "file"}`), one at an https URL
+//!   and one at a `data:` URL (which a client must not make a link);
 //! - `streamContentLength`: N > 0 to have every stream response (SSE and eve) declare
 //!   `Content-Length: N` and end after N bytes, inside a record (0: off); each counts in
 //!   `cutsMade`.
@@ -196,6 +199,7 @@ struct FaultRequest {
     held_shape: Option<String>,
     background_task: Option<bool>,
     task_result: Option<bool>,
+    agent_file: Option<bool>,
     require_references: Option<bool>,
     cite_style: Option<String>,
     placement: Option<String>,
@@ -531,6 +535,9 @@ async fn set_faults(
     }
     if let Some(on) = req.background_task {
         f.set_background_task(on);
+    }
+    if let Some(on) = req.agent_file {
+        f.set_agent_file(on);
     }
     if let Some(on) = req.task_result {
         f.set_task_result(on);

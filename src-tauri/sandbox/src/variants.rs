@@ -358,6 +358,7 @@ struct State_ {
     held_shape: AtomicU64,
     background_task: AtomicBool,
     task_result: AtomicBool,
+    agent_file: AtomicBool,
     cite: Mutex<crate::CiteVariants>,
     default_cite: Mutex<crate::CiteVariants>,
 }
@@ -694,6 +695,16 @@ impl Faults {
         self.0.delegate.load(Ordering::SeqCst)
     }
 
+    /// eve 27 sessions created from now on end each reply with two files the agent made
+    /// (`content.completed {kind: "file"}`): one at an https URL, one at a `data:` URL.
+    pub fn set_agent_file(&self, on: bool) {
+        self.0.agent_file.store(on, Ordering::SeqCst);
+    }
+
+    pub fn agent_file(&self) -> bool {
+        self.0.agent_file.load(Ordering::SeqCst)
+    }
+
     /// eve B and 27 sessions created from now on ask to approve their first source read
     /// (`approve` / `cancel`); a message while it is pending withdraws it.
     pub fn set_approval(&self, on: bool) {
@@ -858,6 +869,7 @@ impl Faults {
         self.set_held_shape(HeldShape::On);
         self.set_background_task(false);
         self.set_task_result(false);
+        self.set_agent_file(false);
         self.set_mission_protocol(MissionProtocol::from_index(
             self.0.default_protocol.load(Ordering::SeqCst),
         ));

@@ -86,6 +86,10 @@ pub struct Agent {
     reply_deltas: Option<u64>,
     /// Hands one task to a sub-agent before the report (the `delegate` fault).
     delegate: bool,
+    /// The files the message being applied carries, as its records describe them.
+    pub attached: Vec<Value>,
+    /// 27: each reply ends with two files it made (the `agentFile` knob).
+    make_files: bool,
     /// What the sub-agents it delegated to spent: in eve's cumulative usage, never in a
     /// step's own.
     delegated_cents: u64,
@@ -162,6 +166,8 @@ impl Agent {
             claims: Vec::new(),
             reply_deltas: None,
             delegate: false,
+            attached: Vec::new(),
+            make_files: false,
             delegated_cents: 0,
             spend_to: None,
             extra_cents: 0,
@@ -272,6 +278,12 @@ impl Agent {
         self
     }
 
+    /// Ends each reply with two files it made (27: `content.completed {kind: "file"}`).
+    pub fn making_files(mut self, on: bool) -> Self {
+        self.make_files = on;
+        self
+    }
+
     /// The first turn spends at least `percent` of the budget (the `spendPercent` knob):
     /// past 80% or past the budget itself, which the steps' shares never reach. What is
     /// added is a model run of its own: a `usage.recorded` in 27, in A and B only the
@@ -374,7 +386,17 @@ impl Agent {
     }
 
     fn received(&self, text: &str, delivery: Option<&str>) -> Ev {
-        let mut ev = self.in_turn("message.received", json!({"message": text}));
+        let mut data = json!({"message": text});
+        // B records the message's parts beside its text, files among them; A never did.
+        if !self.attached.is_empty() && self.proto != MissionProtocol::EveA {
+            let mut parts = Vec::new();
+            if !text.is_empty() {
+                parts.push(json!({"type": "text", "text": text}));
+            }
+            parts.extend(self.attached.iter().cloned());
+            data["parts"] = Value::Array(parts);
+        }
+        let mut ev = self.in_turn("message.received", data);
         ev.delivery = delivery.map(str::to_owned);
         ev
     }
@@ -410,10 +432,17 @@ impl Agent {
         for d in parts {
             out.push(self.in_step("message.appended", json!({"messageDelta": d})));
         }
-        out.push(self.in_step(
-            "message.completed",
-            json!({"message": text, "finishReason": finish}),
-        ));
+        let mut done = json!({"message": text, "finishReason": finish});
+        if self.make_files && finish == "stop" {
+            // Turned into 27's `content.completed {kind: "file"}` records by the wire.
+            done["agentFiles"] = json!([
+                {"filename": "findings.pdf", "mediaType": "application/pdf",
+                 "url": "https://files.example.org/findings.pdf", "size": 48_213},
+                {"filename": "chart.png", "mediaType": "image/png",
+                 "url": "data:image/png;base64,iVBORw0KGgo=", "size": 8},
+            ]);
+        }
+        out.push(self.in_step("message.completed", done));
     }
 
     /// Exactly `n` deltas: `head`, then a discussion of findings written on for as long

@@ -40,12 +40,12 @@ use crate::body::read_limited;
 use crate::missions::session::{Gaps, MAX_CATCH_UP, random_u64};
 use crate::{MissionProtocol, Shared};
 use agent::{After, Agent, Ev, Open};
-use sign_in::origin;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use sign_in::origin;
 use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -137,6 +137,9 @@ struct Meta {
     /// B: how a turn is held (the `heldShape` knob, as `HeldShape as u64`).
     #[serde(default)]
     held_shape: u64,
+    /// 27: each reply ends with two files the agent made (`agentFile`).
+    #[serde(default)]
+    agent_file: bool,
     /// B: a background task holds the turn before the report (`backgroundTask`).
     #[serde(default)]
     background_task: bool,
@@ -156,6 +159,10 @@ enum Input {
     Message {
         text: String,
         delivery: String,
+        /// The files sent with it, described without their data (`{type: "file",
+        /// mediaType, filename, size}`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        files: Vec<Value>,
     },
     /// A checked answer to the open request `request_id`.
     #[serde(rename_all = "camelCase")]
@@ -189,6 +196,7 @@ impl St {
         )
         .with_reply_deltas(meta.reply_deltas)
         .delegating(meta.delegate)
+        .making_files(meta.agent_file)
         .asking(&meta.asks)
         .spending_to(meta.spend_percent)
         .child_stream_via(meta.child_via_parent.then_some(meta.session_id.as_str()))
@@ -241,7 +249,13 @@ impl St {
     /// Applies an input; the same code runs live and on replay.
     fn apply(&mut self, input: &Input) {
         match input {
-            Input::Message { text, delivery } => {
+            Input::Message {
+                text,
+                delivery,
+                files,
+            } => {
+                // What records the message carries its files.
+                self.agent.attached = files.clone();
                 let sole_question = self.open.len() == 1
                     && (self.after == After::Held || self.agent.proto == MissionProtocol::EveA)
                     && self.pending.is_empty();
@@ -272,6 +286,7 @@ impl St {
                     let batch = self.agent.reply_turn(text, Some(delivery));
                     self.queue(batch);
                 }
+                self.agent.attached.clear();
             }
             Input::Answer {
                 request_id,
@@ -373,6 +388,7 @@ fn child_session(
         asks: Default::default(),
         held_shape: 0,
         background_task: false,
+        agent_file: false,
         task_result: false,
         spend_percent: None,
     };
@@ -662,6 +678,7 @@ pub async fn create(
         },
         held_shape: shared.faults.held_shape() as u64,
         background_task: shared.faults.background_task(),
+        agent_file: proto == MissionProtocol::Eve27 && shared.faults.agent_file(),
         task_result: shared.faults.task_result(),
         spend_percent: shared.faults.spend_percent(),
     };
@@ -1117,6 +1134,45 @@ fn check_answer(open: &[Open], r: &Value) -> Result<(Open, Value), String> {
     }
 }
 
+/// An AI SDK `UserContent` message: its text parts joined, and each file part described
+/// as eve records it (`{type: "file", mediaType, filename?, size}`, the size of its
+/// decoded data), never with the data itself.
+fn user_content(parts: &[Value]) -> Result<(String, Vec<Value>), String> {
+    use base64::Engine as _;
+    let mut text = Vec::new();
+    let mut files = Vec::new();
+    for p in parts {
+        match p.get("type").and_then(Value::as_str) {
+            Some("text") => match p.get("text").and_then(Value::as_str) {
+                Some(t) => text.push(t),
+                None => return Err("A text part needs a string 'text'.".into()),
+            },
+            Some("file") => {
+                let Some(media_type) = p.get("mediaType").and_then(Value::as_str) else {
+                    return Err("A file part needs a string 'mediaType'.".into());
+                };
+                let size = match p.get("data") {
+                    Some(Value::String(d)) => base64::engine::general_purpose::STANDARD
+                        .decode(d)
+                        .map_err(|_| "A file part's 'data' must be base64.".to_owned())?
+                        .len(),
+                    _ => return Err("A file part needs its 'data' as base64.".into()),
+                };
+                let mut file = json!({"type": "file", "mediaType": media_type, "size": size});
+                if let Some(name) = p.get("filename").and_then(Value::as_str) {
+                    file["filename"] = json!(name);
+                }
+                files.push(file);
+            }
+            _ => return Err("Each part of 'message' must be a text or a file part.".into()),
+        }
+    }
+    if text.is_empty() && files.is_empty() {
+        return Err("'message' has no parts.".into());
+    }
+    Ok((text.join("\n"), files))
+}
+
 /// `POST /eve/v1/session/{id}` for an eve session.
 pub async fn follow_up(
     shared: Arc<Shared>,
@@ -1131,10 +1187,14 @@ pub async fn follow_up(
     };
     session.posted("", &body);
     let token = body.get("continuationToken");
-    let message = match body.get("message") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(_) => return bad("'message' must be a string."),
+    let (message, files) = match body.get("message") {
+        None | Some(Value::Null) => (None, Vec::new()),
+        Some(Value::String(s)) => (Some(s.clone()), Vec::new()),
+        Some(Value::Array(parts)) => match user_content(parts) {
+            Ok((text, files)) => (Some(text), files),
+            Err(why) => return bad(&why),
+        },
+        Some(_) => return bad("'message' must be a string or an array of parts."),
     };
     let responses = match body.get("inputResponses") {
         None | Some(Value::Null) => None,
@@ -1196,6 +1256,7 @@ pub async fn follow_up(
             Input::Message {
                 text: message.unwrap_or_default(),
                 delivery: delivery.clone(),
+                files,
             }
         };
         session.apply(&mut st, input);

@@ -107,6 +107,26 @@ pub fn interaction_outcome(b: Option<&str>) -> &'static str {
     }
 }
 
+/// A message's parts as 27's `delivery.consumed` carries them: the text, then the files
+/// (`{kind: "file", mediaType, filename?, size?}`) B recorded in `parts`.
+fn user_parts(d: &Value) -> Vec<Value> {
+    let mut parts = Vec::new();
+    if d["message"].as_str().is_some_and(|t| !t.is_empty()) || d["parts"].is_null() {
+        parts.push(json!({"kind": "text", "text": d["message"]}));
+    }
+    for p in d["parts"].as_array().into_iter().flatten() {
+        if p["type"] == "file" {
+            let mut file = p.clone();
+            if let Some(o) = file.as_object_mut() {
+                o.remove("type");
+                o.insert("kind".into(), json!("file"));
+            }
+            parts.push(file);
+        }
+    }
+    parts
+}
+
 fn fact(ty: &str, turn: Option<&Value>, data: Value) -> Value {
     match turn {
         Some(t) if !t.is_null() => json!({"type": ty, "scope": {"turnId": t}, "data": data}),
@@ -219,7 +239,7 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                 fact(
                     "delivery.consumed",
                     turn,
-                    json!({"deliveryId": id, "turnId": turn, "parts": [{"kind": "text", "text": d["message"]}]}),
+                    json!({"deliveryId": id, "turnId": turn, "parts": user_parts(d)}),
                 ),
             ]
         }
@@ -256,11 +276,24 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             } else {
                 "narration"
             };
-            vec![fact(
+            let mut facts = vec![fact(
                 "content.completed",
                 turn,
                 json!({"partId": part, "runId": run_id(d), "kind": kind, "value": value, "phase": phase}),
-            )]
+            )];
+            // The files the reply made (the `agentFile` knob): their metadata as the
+            // value, their size in the reference.
+            for (i, f) in d["agentFiles"].as_array().into_iter().flatten().enumerate() {
+                facts.push(fact(
+                    "content.completed",
+                    turn,
+                    json!({"partId": format!("{part}_file{i}"), "runId": run_id(d), "kind": "file",
+                           "phase": "reply",
+                           "value": {"filename": f["filename"], "mediaType": f["mediaType"], "url": f["url"]},
+                           "valueRef": {"ref": format!("ref_{part}_{i}"), "mediaType": f["mediaType"], "size": f["size"]}}),
+                ));
+            }
+            facts
         }
         "actions.requested" => d["actions"]
             .as_array()
