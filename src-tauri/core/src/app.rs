@@ -16,12 +16,12 @@ use crate::missions::agent::AgentInfo;
 use crate::missions::client::{CancelAck, Delivered, FollowUp, InvestigationClient, MissionSpec};
 use crate::missions::conversation::{Conversation, ConversationSummary, Source};
 use crate::missions::conversation_store::{ConversationHits, ConversationPage};
-use crate::missions::stream::child::ChildLimits;
-use crate::missions::subagents::{self, SubAgent};
 use crate::missions::follower::{Follower, MissionUpdate, Observer, Sink};
 use crate::missions::store::{
     EventFilter, EventPage, KindCount, MissionRecord, MissionStatus, MissionStore,
 };
+use crate::missions::stream::child::ChildLimits;
+use crate::missions::subagents::{self, SubAgent};
 use crate::missions::transcript::{self, ExportFormat};
 use crate::save;
 use crate::settings::Settings;

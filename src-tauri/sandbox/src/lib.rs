@@ -27,7 +27,7 @@ pub mod variants;
 
 pub use cite_variants::{CiteShape, CiteStyle, CiteVariants, ErrorFamily, Placement};
 pub use missions::{ChildStreamRequest, StreamRequest};
-pub use variants::{ChildRoute, EventIds, HeldShape, Failure, Faults, MissionProtocol, ParseShape};
+pub use variants::{ChildRoute, EventIds, Failure, Faults, HeldShape, MissionProtocol, ParseShape};
 
 /// Pure entry points into the request parsers, for `src-tauri/fuzz`; not an API.
 #[doc(hidden)]

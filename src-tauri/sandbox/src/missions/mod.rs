@@ -43,8 +43,8 @@ mod script;
 mod session;
 mod stream;
 
-pub use eve::{ChildStreamRequest, StreamRequest};
 pub(crate) use eve::session_not_found as eve_session_not_found;
+pub use eve::{ChildStreamRequest, StreamRequest};
 
 use crate::auth::{admit, error, error_with, rate_limited_with};
 use crate::body::read_limited;
@@ -171,7 +171,10 @@ impl Missions {
     /// The stream requests an eve session has received.
     /// Every POST an eve session received after its create, as `{route, body}`.
     pub fn posts(&self, id: &str) -> Vec<Value> {
-        self.eve.get(id).map(|s| s.lock().posts.clone()).unwrap_or_default()
+        self.eve
+            .get(id)
+            .map(|s| s.lock().posts.clone())
+            .unwrap_or_default()
     }
 
     pub fn stream_requests(&self, id: &str) -> Vec<StreamRequest> {
