@@ -29,6 +29,7 @@ const COMMANDS: &[&str] = &[
     "mission_kinds",
     "cancel_mission",
     "reply_mission",
+    "pick_attachment",
     "answer_mission",
     "mission_conversation",
     "mission_items",

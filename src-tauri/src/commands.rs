@@ -13,7 +13,7 @@ use casebook_core::citations::jobs::{
 use casebook_core::desktop::launch::DropUpdate;
 use casebook_core::keys::{KeyStatus, Service};
 use casebook_core::missions::agent::AgentInfo;
-use casebook_core::missions::attachment::Attachment;
+use casebook_core::missions::attachment::{Attachment, AttachmentChoice};
 use casebook_core::missions::client::{CancelAck, Delivered, FollowUp, InputResponse, MissionSpec};
 use casebook_core::missions::conversation::{ConversationSummary, Source};
 use casebook_core::missions::conversation_store::{ConversationHits, ConversationPage};
@@ -74,6 +74,15 @@ pub async fn inspect_documents(
     paths: Vec<String>,
 ) -> Result<Vec<DocumentInfo>, Error> {
     Ok(core.inspect(paths).await)
+}
+
+/// One document to attach to a reply, checked (its size) but not read. `None`: cancelled.
+#[tauri::command]
+pub async fn pick_attachment() -> Result<Option<AttachmentChoice>, Error> {
+    match dialog::pick_attachment().await? {
+        Some(path) => AttachmentChoice::of(&path).map(Some),
+        None => Ok(None),
+    }
 }
 
 #[tauri::command]

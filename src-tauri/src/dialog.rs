@@ -50,6 +50,24 @@ pub async fn pick_documents() -> Result<Vec<String>, Error> {
     Ok(paths.iter().map(|p| p.display().to_string()).collect())
 }
 
+/// Asks the user for one document to attach to a reply. `None`: cancelled.
+pub async fn pick_attachment() -> Result<Option<PathBuf>, Error> {
+    if let Some(paths) = hooked_paths() {
+        return Ok(paths.into_iter().next());
+    }
+    off_main_thread(|| {
+        rfd::FileDialog::new()
+            .set_title("Attach a document")
+            .add_filter(
+                "Documents and images",
+                &["pdf", "docx", "pptx", "xlsx", "txt", "md", "csv", "png", "jpg", "jpeg", "gif", "webp"],
+            )
+            .add_filter("All files", &["*"])
+            .pick_file()
+    })
+    .await
+}
+
 /// Asks where to save, proposing `suggested`, offering `filter` (a name and an
 /// extension). `None`: cancelled.
 pub async fn save_file(

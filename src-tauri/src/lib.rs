@@ -42,6 +42,7 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
             commands::agent_info,
             commands::inspect_documents,
             commands::pick_documents,
+            commands::pick_attachment,
             commands::key_status,
             commands::set_key,
             commands::delete_key,

@@ -51,6 +51,8 @@ pub fn typescript() -> String {
         crate::missions::conversation::Role,
         crate::missions::conversation::Message,
         crate::missions::conversation::RequestOption,
+        crate::missions::conversation::FileRef,
+        crate::missions::attachment::AttachmentChoice,
         crate::missions::conversation::PendingRequest,
         crate::missions::conversation::SignIn,
         crate::missions::conversation::ItemKind,

@@ -3,6 +3,7 @@
 import { Channel, invoke } from "@tauri-apps/api/core";
 import type {
   AgentInfo,
+  AttachmentChoice,
   AppInfo,
   CancelAck,
   ConversationHits,
@@ -90,7 +91,9 @@ export const api = {
     invoke<EventPage>("mission_events", { sessionId, filter, offset, limit }),
   missionKinds: (sessionId: string) => invoke<KindCount[]>("mission_kinds", { sessionId }),
   cancelMission: (sessionId: string) => invoke<CancelAck>("cancel_mission", { sessionId }),
-  replyMission: (sessionId: string, message: string) => invoke<Delivered>("reply_mission", { sessionId, message }),
+  replyMission: (sessionId: string, message: string, attachments: string[] = []) =>
+    invoke<Delivered>("reply_mission", { sessionId, message, attachments }),
+  pickAttachment: () => invoke<AttachmentChoice | null>("pick_attachment"),
   answerMission: (sessionId: string, answers: InputResponse[]) =>
     invoke<Delivered>("answer_mission", { sessionId, answers }),
   missionConversation: (sessionId: string) => invoke<ConversationSummary>("mission_conversation", { sessionId }),

@@ -211,13 +211,30 @@ narration: boolean,
 /**
  * Still streaming.
  */
-open: boolean, };
+open: boolean, 
+/**
+ * Files that came with it.
+ */
+files?: Array<FileRef>, };
 
 export type RequestOption = { id: string, label: string, description?: string, 
 /**
  * How to draw it: `primary`, `danger` or `default` (eve's hint; open).
  */
 style?: string, };
+
+export type FileRef = { 
+/**
+ * Its name, made safe to show ([`super::json::file_ref`]): "file" when it has none.
+ */
+name: string, mediaType: string, size?: number, 
+/**
+ * Where to open it: kept only when it is http(s), so a `data:`, `javascript:`,
+ * `file:` or `blob:` address never becomes a link.
+ */
+url?: string, };
+
+export type AttachmentChoice = { path: string, name: string, mediaType: string, size: number, };
 
 export type PendingRequest = { 
 /**
@@ -330,6 +347,10 @@ narration: boolean,
  * A finished assistant message as HTML from its Markdown (see `markdown`).
  */
 html?: string, step?: Step, request?: PendingRequest, signIn?: SignIn, 
+/**
+ * Files that came with a message, or that the agent made.
+ */
+files?: Array<FileRef>, 
 /**
  * The records it was made from (by `seq`; 0 when built from bare events).
  */

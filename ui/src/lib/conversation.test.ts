@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { ConversationChanges, Item } from "./bindings";
-import { ItemWindow, MAX_HELD, SOURCE_PAGE, paragraphs, sourceName } from "./conversation";
+import { ItemWindow, MAX_HELD, SOURCE_PAGE, fileSize, isWebLink, paragraphs, sourceName } from "./conversation";
 
 const item = (index: number, text = `item ${index}`): Item => ({
   index,
@@ -132,5 +132,21 @@ describe("paragraphs", () => {
     const after = paragraphs("First.\n\nSecond, growing.\n\nThird");
     expect(after[0]).toBe(before[0]);
     expect(after.length).toBe(3);
+  });
+});
+
+describe("files in messages", () => {
+  it("sizes read as core writes them", () => {
+    expect(fileSize(900)).toBe("900 B");
+    expect(fileSize(3000)).toBe("3.0 KB");
+    expect(fileSize(48_213)).toBe("48.2 KB");
+    expect(fileSize(12_500_000)).toBe("12.5 MB");
+  });
+  it("only an http(s) address is a link", () => {
+    expect(isWebLink("https://files.example.org/a.pdf")).toBe(true);
+    expect(isWebLink("HTTP://x.org/")).toBe(true);
+    for (const bad of ["data:image/png;base64,AAAA", "javascript:alert(1)", "file:///etc/passwd", "blob:https://x/1", undefined]) {
+      expect(isWebLink(bad)).toBe(false);
+    }
   });
 });

@@ -132,3 +132,21 @@ export function paragraphs(text: string): string[] {
   if (from < text.length || out.length === 0) out.push(text.slice(from));
   return out;
 }
+
+/** A byte count as people read it, as core writes it (`readable_size`): "900 B", "12.3 KB". */
+export function fileSize(bytes: number): string {
+  if (bytes < 1000) return `${bytes} B`;
+  const units = ["KB", "MB", "GB", "TB"];
+  let v = bytes / 1000;
+  let unit = 0;
+  while (v >= 1000 && unit < units.length - 1) {
+    v /= 1000;
+    unit += 1;
+  }
+  return `${v.toFixed(1)} ${units[unit]}`;
+}
+
+/** Whether a file's link may open: http(s) only (core keeps no other; this is the window's own check). */
+export function isWebLink(url: string | undefined): url is string {
+  return !!url && /^https?:\/\//i.test(url.trim());
+}

@@ -6,7 +6,9 @@ use crate::error::{Error, ErrorCode, Result};
 use crate::missions::protocol::facts::readable_size;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
+use serde::Serialize;
 use serde_json::{Value, json};
+use ts_rs::TS;
 use std::io::Read;
 use std::path::Path;
 
@@ -33,6 +35,43 @@ impl std::fmt::Debug for Attachment {
             .field("media_type", &self.media_type)
             .field("bytes", &self.data.len())
             .finish()
+    }
+}
+
+/// A file chosen to attach, before it is sent: what the window shows beside the reply box.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct AttachmentChoice {
+    pub path: String,
+    pub name: String,
+    pub media_type: String,
+    #[ts(type = "number")]
+    pub size: u64,
+}
+
+impl AttachmentChoice {
+    /// The file at `path`, refused as [`Attachment::read`] would refuse it, without
+    /// reading it.
+    pub fn of(path: &Path) -> Result<AttachmentChoice> {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().chars().take(MAX_NAME).collect::<String>())
+            .filter(|n| !n.trim().is_empty())
+            .ok_or_else(|| Error::invalid_input("The attachment has no file name."))?;
+        let meta = std::fs::metadata(path).map_err(|e| Error::io("Attach", &e))?;
+        if !meta.is_file() {
+            return Err(Error::invalid_input(format!("{name} is not a file.")));
+        }
+        if meta.len() > MAX_ATTACHMENT_BYTES {
+            return Err(too_large(&name, meta.len()));
+        }
+        Ok(AttachmentChoice {
+            path: path.display().to_string(),
+            media_type: media_type_of(&name).to_owned(),
+            name,
+            size: meta.len(),
+        })
     }
 }
 
