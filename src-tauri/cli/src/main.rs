@@ -702,6 +702,14 @@ async fn watch(core: &Arc<Casebook>, session_id: &str, json: bool) -> Result<(),
     });
     // Asked from the stored cursor even when stored as waiting: another client may
     // have replied, and this follows the turn that started.
+    let stored = core.mission(session_id).await?.status;
+    if !core.has_service().await
+        && matches!(stored, MissionStatus::Waiting | MissionStatus::NeedsInput)
+    {
+        tell!(
+            "(No service to ask for anything newer: this is what is stored. Pass --base-url URL or --sandbox to ask.)"
+        );
+    }
     core.watch_asking(session_id, "cli", sink, true).await?;
     core.watch_finished(session_id).await;
     let record = core.mission(session_id).await?;

@@ -189,9 +189,16 @@ fn missions_are_listed_exported_and_watched_from_the_shared_history() {
         "{text}"
     );
 
-    // Watching a finished mission replays what is stored: the same lines, no service needed.
-    let watched = ok(&casebook(&["mission", "watch", &id, "--json"], &env, None));
+    // Watching with no service to ask replays what is stored: the same lines, and says
+    // that nothing newer was asked for (another client may have replied meanwhile).
+    let out = casebook(&["mission", "watch", &id, "--json"], &env, None);
+    let watched = ok(&out);
     assert_eq!(watched.lines().collect::<Vec<_>>(), followed);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("No service to ask for anything newer"),
+        "{said}"
+    );
 
     let md = ok(&casebook(
         &["mission", "export", &id, "--format", "md"],

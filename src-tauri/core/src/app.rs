@@ -592,16 +592,24 @@ impl Casebook {
         let record = self.store.require(session_id).await?;
         // An expired history is final: said from what is stored, the service not asked.
         let settled = !Follower::should_follow(record.status);
-        if self.follower.is_running(session_id)
-            || !settled
-            || record.status == MissionStatus::Expired
-        {
+        // With no service configured there is nowhere to ask: what is stored is shown. A
+        // session that is over (complete, failed) can have nothing new to ask for.
+        let over = matches!(
+            record.status,
+            MissionStatus::Expired | MissionStatus::Complete | MissionStatus::Failed
+        );
+        if self.follower.is_running(session_id) || !settled || over || !self.has_service().await {
             return self.watch(session_id, label, sink, replay).await;
         }
         let client = self.client_for(&record).await;
         (self.follower)
             .subscribe_asking(&record, client, label, sink, replay)
             .await
+    }
+
+    /// Whether a service is configured to talk to (the CLI may run without one).
+    pub async fn has_service(&self) -> bool {
+        self.backend.lock().await.is_some()
     }
 
     /// Waits until the mission is no longer followed.

@@ -134,6 +134,11 @@ impl Position {
                 Ok(Ok(None)) if framing.mid_record() => {
                     break Ended::Dropped("the stream ended inside a record".into());
                 }
+                // A server that closes at once when it has nothing past the cursor (as the
+                // seeds' stream of a finished session may) has nothing new for a settled one.
+                Ok(Ok(None)) if options.settled && !self.delivered && r.pending_end.is_none() => {
+                    return Ok(ResponseEnd::Watch(WatchEndReason::UpToDate));
+                }
                 Ok(Ok(None)) => break Ended::Clean,
                 Ok(Ok(Some(chunk))) => chunk,
             };
