@@ -60,7 +60,10 @@ pub async fn pick_attachment() -> Result<Option<PathBuf>, Error> {
             .set_title("Attach a document")
             .add_filter(
                 "Documents and images",
-                &["pdf", "docx", "pptx", "xlsx", "txt", "md", "csv", "png", "jpg", "jpeg", "gif", "webp"],
+                &[
+                    "pdf", "docx", "pptx", "xlsx", "txt", "md", "csv", "png", "jpg", "jpeg", "gif",
+                    "webp",
+                ],
             )
             .add_filter("All files", &["*"])
             .pick_file()

@@ -8,9 +8,9 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde::Serialize;
 use serde_json::{Value, json};
-use ts_rs::TS;
 use std::io::Read;
 use std::path::Path;
+use ts_rs::TS;
 
 /// The most a reply attaches, all its files together: eve stores the message in its
 /// session's stream, and a larger body is refused by the hosts it runs on.
@@ -56,7 +56,12 @@ impl AttachmentChoice {
     pub fn of(path: &Path) -> Result<AttachmentChoice> {
         let name = path
             .file_name()
-            .map(|n| n.to_string_lossy().chars().take(MAX_NAME).collect::<String>())
+            .map(|n| {
+                n.to_string_lossy()
+                    .chars()
+                    .take(MAX_NAME)
+                    .collect::<String>()
+            })
             .filter(|n| !n.trim().is_empty())
             .ok_or_else(|| Error::invalid_input("The attachment has no file name."))?;
         let meta = std::fs::metadata(path).map_err(|e| Error::io("Attach", &e))?;
