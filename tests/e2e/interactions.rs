@@ -3,7 +3,8 @@
 //! server's styles, clicked, and the call going on (or withdrawn by a message, said before
 //! it is sent); a sign-in card whose button goes to the app's opener, whose code and
 //! countdown show, and whose turn resumes to the report once the test visits the link the
-//! opener was given, with nothing POSTed for it.
+//! opener was given, with nothing POSTed for it. And a reply that attaches a document picked
+//! in the composer: the file as the service received it, and shown on the sent message.
 
 use crate::missions::{sandbox_faults, start_in_window, status, until_for};
 use casebook_e2e::{App, AppOptions, exclusive};
@@ -340,6 +341,88 @@ async fn a_sign_in_card_opens_its_page_through_the_opener_and_the_turn_resumes_t
         assert!(
             posts(&base, &sid).await.is_empty(),
             "nothing POSTed for a sign-in"
+        );
+        app.client.close_window().await.unwrap();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reply_attaches_a_document_picked_in_the_composer_and_shows_it_on_the_message() {
+    use base64::Engine as _;
+    let _one = exclusive().await;
+    let doc = casebook_e2e::data("docx/hyperlink-fragments.docx");
+    let bytes = std::fs::read(&doc).unwrap();
+    let app = App::launch(options(vec![(
+        "CASEBOOK_DIALOG_PATH".into(),
+        doc.display().to_string(),
+    )]))
+    .await;
+    let base = sandbox_base(&app).await;
+    let main = app.client.window().await.unwrap();
+    for generation in ["eve-27", "eve-b"] {
+        sandbox_faults(&base, json!({"missionProtocol": generation})).await;
+        app.client.switch_to_window(main.clone()).await.unwrap();
+        start_in_window(&app, &format!("Read my draft on shade ({generation})")).await;
+        until_for(60, "the session to wait", || async {
+            status(&app).await == "waiting"
+        })
+        .await;
+        let sid = session_id(&app).await;
+
+        // Picked, shown with its name, then removed and picked again: nothing sent yet.
+        app.click("mission-reply-attach").await;
+        let chip = app.text("mission-reply-attached").await;
+        assert!(chip.contains("hyperlink-fragments.docx"), "{chip}");
+        app.click("mission-reply-attached-remove").await;
+        assert!(
+            app.all_css("[data-testid=mission-reply-attached]")
+                .await
+                .is_empty()
+        );
+        app.click("mission-reply-attach").await;
+        app.testid("mission-reply")
+            .await
+            .send_keys("Here is my draft.")
+            .await
+            .unwrap();
+        assert!(posts(&base, &sid).await.is_empty());
+        app.click("mission-reply-send").await;
+
+        until_for(30, "the reply to reach the service", || async {
+            !posts(&base, &sid).await.is_empty()
+        })
+        .await;
+        let sent = posts(&base, &sid).await;
+        assert_eq!(sent.len(), 1, "{sent:?}");
+        let parts = sent[0]["body"]["message"]
+            .as_array()
+            .expect("UserContent parts");
+        assert_eq!(
+            parts[0],
+            json!({"type": "text", "text": "Here is my draft."})
+        );
+        assert_eq!(parts[1]["type"], "file");
+        assert_eq!(parts[1]["filename"], "hyperlink-fragments.docx");
+        assert_eq!(
+            parts[1]["mediaType"],
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+        );
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(parts[1]["data"].as_str().unwrap())
+            .unwrap();
+        assert!(data == bytes, "{generation}: the document as it is on disk");
+
+        // The service echoes the file on the person's message, which shows it.
+        until_for(60, "the sent file on the message", || async {
+            !app.all_css("[data-testid=message-file]").await.is_empty()
+        })
+        .await;
+        let shown = attr(&app, "[data-testid=message-file]", "data-name").await;
+        assert_eq!(shown.as_deref(), Some("hyperlink-fragments.docx"));
+        assert!(
+            app.all_css("[data-testid=mission-reply-attached]")
+                .await
+                .is_empty()
         );
         app.client.close_window().await.unwrap();
     }
