@@ -283,6 +283,13 @@ async fn a_sign_in_card_opens_its_page_through_the_opener_and_the_turn_resumes_t
             app.text("mission-status").await == "Sign-in needed"
         })
         .await;
+        // A message would withdraw the sign-in (eve 0.70 and later): said before it is sent.
+        let reply = app.testid("mission-reply").await;
+        reply.send_keys("Never mind my notes.").await.unwrap();
+        app.click("mission-reply-send").await;
+        let warning = app.text("mission-reply-warning").await;
+        assert!(warning.contains("withdraws that sign-in"), "{warning}");
+        reply.clear().await.unwrap();
         app.click("sign-in-copy").await;
         until_for(5, "Copied", || async {
             app.text("sign-in-copy").await == "Copied"
