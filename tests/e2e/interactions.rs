@@ -287,6 +287,18 @@ async fn a_sign_in_card_opens_its_page_through_the_opener_and_the_turn_resumes_t
         let reply = app.testid("mission-reply").await;
         reply.send_keys("Never mind my notes.").await.unwrap();
         app.click("mission-reply-send").await;
+        until_for(20, "the warning, or a message sent", || async {
+            !app.all_css("[data-testid=mission-reply-warning]").await.is_empty()
+                || !posts(&base, &sid).await.is_empty()
+        })
+        .await;
+        assert!(
+            posts(&base, &sid).await.is_empty(),
+            "{generation}: sent without a warning: {:?}; status {:?}; {}",
+            posts(&base, &sid).await,
+            app.text("mission-status").await,
+            conversation_text(&app).await
+        );
         let warning = app.text("mission-reply-warning").await;
         assert!(warning.contains("withdraws that sign-in"), "{warning}");
         reply.clear().await.unwrap();
