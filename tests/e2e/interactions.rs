@@ -288,7 +288,9 @@ async fn a_sign_in_card_opens_its_page_through_the_opener_and_the_turn_resumes_t
         reply.send_keys("Never mind my notes.").await.unwrap();
         app.click("mission-reply-send").await;
         until_for(20, "the warning, or a message sent", || async {
-            !app.all_css("[data-testid=mission-reply-warning]").await.is_empty()
+            !app.all_css("[data-testid=mission-reply-warning]")
+                .await
+                .is_empty()
                 || !posts(&base, &sid).await.is_empty()
         })
         .await;
