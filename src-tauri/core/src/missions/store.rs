@@ -126,13 +126,17 @@ const MIGRATIONS: &[&str] = &[
 /// came before it, so only the records from the newest start are read: a long mission
 /// does not read its whole history at each turn's end.
 fn turns_before(c: &Connection, session_id: &str, seq: u64) -> Result<TurnTracker> {
-    let from: i64 = c
-        .prepare_cached(
-            "SELECT COALESCE(MAX(seq), 0) FROM events
-             WHERE session_id = ?1 AND event = 'turn.started' AND seq < ?2",
-        )
-        .and_then(|mut st| st.query_row(params![session_id, seq as i64], |r| r.get(0)))
-        .map_err(db_err)?;
+    let mut from: i64 = 0;
+    for name in protocol::TURN_START_NAMES {
+        let at: i64 = c
+            .prepare_cached(
+                "SELECT COALESCE(MAX(seq), 0) FROM events
+                 WHERE session_id = ?1 AND event = ?2 AND seq < ?3",
+            )
+            .and_then(|mut st| st.query_row(params![session_id, name, seq as i64], |r| r.get(0)))
+            .map_err(db_err)?;
+        from = from.max(at);
+    }
     let mut stmt = c
         .prepare_cached(
             "SELECT event, data FROM events

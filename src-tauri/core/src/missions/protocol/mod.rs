@@ -33,6 +33,10 @@ pub fn read(e: &MissionEvent) -> Vec<Fact> {
         .unwrap_or_default()
 }
 
+/// The record names that start a turn ([`Fact::TurnStarted`]) in every vocabulary, so the
+/// store can find a turn's first record without knowing the wire.
+pub const TURN_START_NAMES: &[&str] = &["turn.started"];
+
 /// Whether this record ends what a watcher follows, and how (see [`Fact::turn_end`]).
 pub fn turn_end(e: &MissionEvent) -> Option<TurnEnd> {
     facts::turn_end(&read(e))
@@ -44,5 +48,18 @@ impl MissionEvent {
     /// the newest records.
     pub fn is_terminal(&self) -> bool {
         turn_end(self).is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_turn_start_name_reads_as_a_turn_start() {
+        for name in TURN_START_NAMES {
+            let e = MissionEvent::new(None, (*name).into(), r#"{"turnId":"t1"}"#);
+            assert!(read(&e).contains(&Fact::TurnStarted), "{name}");
+        }
     }
 }
