@@ -406,6 +406,12 @@ async fn the_kept_conversation_survives_a_restart_pages_and_searches() {
         .unwrap();
     assert_eq!(hits.total, 1);
     assert_eq!(hits.items[0].kind, ItemKind::Assistant);
+    assert_eq!(hits.query, "HEAT RAISES");
+    assert!(
+        hits.items[0].snippet.to_lowercase().contains("heat raises"),
+        "{:?}",
+        hits.items[0].snippet
+    );
     let hits = store
         .search_conversation(id, "Cohort study", 10)
         .await

@@ -6,7 +6,7 @@
 
 use crate::error::Result;
 use crate::missions::conversation::{
-    Conversation, ConversationChanges, ConversationFacts, Item, Progress, Source,
+    Conversation, ConversationChanges, ConversationFacts, Item, ItemKind, Progress, Source,
 };
 use crate::missions::store::{MissionStore, StoredEvent, db_err};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -42,10 +42,73 @@ pub struct ConversationPage {
 #[serde(rename_all = "camelCase")]
 #[ts(rename_all = "camelCase")]
 pub struct ConversationHits {
+    /// What was searched for, as asked (a window drawing answers as they come can tell
+    /// which query each one answers).
+    pub query: String,
     /// How many items match in all.
     pub total: u32,
     /// The first `limit` of them, in order.
-    pub items: Vec<Item>,
+    pub items: Vec<ConversationHit>,
+}
+
+/// One item that matches, as a results list shows it: not the item itself, whose text
+/// may be a whole report, but a line around its first match. A search asked at every
+/// keystroke sends the window a few kilobytes, not every matching item whole.
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct ConversationHit {
+    pub index: u32,
+    pub kind: ItemKind,
+    /// The item's text around its first match, on one line, `…` where it was cut.
+    pub snippet: String,
+}
+
+/// Characters of a hit's snippet before its match, and in all.
+const SNIPPET_BEFORE: usize = 60;
+const SNIPPET_CHARS: usize = 220;
+
+/// `text` around the first match of `query` (blind to ASCII case, as the search is), on
+/// one line and at most [`SNIPPET_CHARS`] characters, with `…` where it was cut.
+pub fn snippet(text: &str, query: &str) -> String {
+    let query = query.trim();
+    let at = if query.is_empty() {
+        0
+    } else {
+        text.char_indices()
+            .map(|(i, _)| i)
+            .find(|&i| {
+                text.as_bytes()
+                    .get(i..i + query.len())
+                    .is_some_and(|b| b.eq_ignore_ascii_case(query.as_bytes()))
+            })
+            .unwrap_or(0)
+    };
+    // Start SNIPPET_BEFORE characters before the match, on a character boundary.
+    let from = text[..at]
+        .char_indices()
+        .rev()
+        .nth(SNIPPET_BEFORE - 1)
+        .map_or(0, |(i, _)| i);
+    let mut out = String::with_capacity(SNIPPET_CHARS + 8);
+    if from > 0 {
+        out.push('…');
+    }
+    let (mut n, mut cut) = (0, false);
+    'words: for (k, word) in text[from..].split_whitespace().enumerate() {
+        for c in (k > 0).then_some(' ').into_iter().chain(word.chars()) {
+            if n == SNIPPET_CHARS {
+                cut = true;
+                break 'words;
+            }
+            out.push(c);
+            n += 1;
+        }
+    }
+    if cut {
+        out.push('…');
+    }
+    out
 }
 
 /// What is kept: where it stands, and the records read.
@@ -139,6 +202,7 @@ impl MissionStore {
         limit: u32,
     ) -> Result<ConversationHits> {
         let id = session_id.to_owned();
+        let query = query.to_owned();
         let pattern = format!(
             "%{}%",
             query
@@ -157,17 +221,25 @@ impl MissionStore {
                 .map_err(db_err)?;
             let mut stmt = c
                 .prepare_cached(
-                    "SELECT item FROM conversation_items WHERE session_id = ?1 AND text LIKE ?2 ESCAPE '\\'
+                    "SELECT idx, kind, text FROM conversation_items WHERE session_id = ?1 AND text LIKE ?2 ESCAPE '\\'
                      ORDER BY idx LIMIT ?3",
                 )
                 .map_err(db_err)?;
             let items = stmt
-                .query_map(params![id, pattern, limit.min(MAX_ITEMS)], |r| r.get::<_, String>(0))
+                .query_map(params![id, pattern, limit.min(MAX_ITEMS)], |r| {
+                    Ok((r.get::<_, u32>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?))
+                })
                 .map_err(db_err)?
                 .filter_map(|r| r.ok())
-                .filter_map(|json| serde_json::from_str(&json).ok())
+                .filter_map(|(index, kind, text)| {
+                    Some(ConversationHit {
+                        index,
+                        kind: ItemKind::parse(&kind)?,
+                        snippet: snippet(&text, &query),
+                    })
+                })
                 .collect();
-            Ok(ConversationHits { total, items })
+            Ok(ConversationHits { query, total, items })
         })
         .await
     }
@@ -441,4 +513,30 @@ fn sources_in(c: &Connection, id: &str, offset: u32, limit: u32) -> Result<Vec<S
         .map_err(db_err)?;
     rows.collect::<std::result::Result<Vec<_>, _>>()
         .map_err(db_err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::snippet;
+
+    #[test]
+    fn a_snippet_is_one_line_around_the_first_match_cut_where_the_text_goes_on() {
+        assert_eq!(
+            snippet("Heat  raises\n\nadmissions", "RAISES"),
+            "Heat raises admissions"
+        );
+        let long = format!("{}the needle {}", "word ".repeat(40), "tail ".repeat(80));
+        let s = snippet(&long, "NEEDLE");
+        assert!(s.starts_with('…') && s.ends_with('…'), "{s}");
+        let before = &s[..s.find("needle").unwrap()];
+        // About 60 characters before the match (a space where it starts is not shown).
+        let n = before.chars().count();
+        assert!((1 + 58..=1 + 60).contains(&n), "{n} before the match: {s}");
+        assert_eq!(s.chars().count(), 1 + 220 + 1, "{s}");
+        // Cut on characters, not bytes; no match shows the start.
+        let greek = "αβγ ".repeat(200);
+        assert!(snippet(&greek, "zzz").starts_with("αβγ αβγ"));
+        assert_eq!(snippet(&greek, "zzz").chars().count(), 221);
+        assert_eq!(snippet("short", "short"), "short");
+    }
 }
