@@ -388,9 +388,21 @@ export type ConversationChanges = {
  */
 items: Array<Item>, 
 /**
+ * Open items that only grew at the end of their text, as what they grew by (to
+ * windows only: see [`Grown`]; empty elsewhere).
+ */
+appended: Array<TextAppended>, 
+/**
  * Sources found for the first time.
  */
 sources: Array<Source>, facts: ConversationFacts, };
+
+export type TextAppended = { index: number, 
+/**
+ * The length of the text it follows, in UTF-16 code units (JavaScript's `length`):
+ * a window holding another length reads the item whole instead.
+ */
+from: number, text: string, lastSeq: number, };
 
 export type ConversationSummary = { messages: Array<Message>, pending: Array<PendingRequest>, 
 /**
@@ -410,13 +422,24 @@ sources: Array<Source>, };
 
 export type ConversationHits = { 
 /**
+ * What was searched for, as asked (a window drawing answers as they come can tell
+ * which query each one answers).
+ */
+query: string, 
+/**
  * How many items match in all.
  */
 total: number, 
 /**
  * The first `limit` of them, in order.
  */
-items: Array<Item>, };
+items: Array<ConversationHit>, };
+
+export type ConversationHit = { index: number, kind: ItemKind, 
+/**
+ * The item's text around its first match, on one line, `…` where it was cut.
+ */
+snippet: string, };
 
 export type SubAgent = { callId: string, sessionId: string, 
 /**

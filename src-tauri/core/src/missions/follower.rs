@@ -12,7 +12,7 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::client::InvestigationClient;
-use crate::missions::conversation::{Conversation, ConversationChanges, ConversationFacts};
+use crate::missions::conversation::{Conversation, ConversationChanges, ConversationFacts, Grown};
 use crate::missions::conversation_store::{ConversationPage, WINDOW_TAIL};
 use crate::missions::protocol::MissionEvent;
 use crate::missions::store::{MissionRecord, MissionStatus, MissionStore, StoredEvent};
@@ -93,6 +93,9 @@ struct Inner {
     /// The conversation, continued as records arrive; read from the store at the first
     /// batch.
     conversation: Option<Conversation>,
+    /// Open items as last sent to the subscribers: a reply that only grew is sent as
+    /// what it grew by.
+    grown: Grown,
 }
 
 struct Watcher {
@@ -178,6 +181,7 @@ impl Follower {
                 finished: false,
                 error: None,
                 conversation: None,
+                grown: Grown::default(),
             }),
         });
         running.insert(record.session_id.clone(), watcher.clone());
@@ -457,12 +461,8 @@ impl Follower {
             conversation.has_changes() || shown_facts(conversation.facts()) != shown_before;
         let changes = conversation.take_changes();
         if changed {
-            Watcher::broadcast(
-                inner,
-                MissionUpdate::Items {
-                    changes: changes.clone(),
-                },
-            );
+            let wire = inner.grown.wire(&changes);
+            Watcher::broadcast(inner, MissionUpdate::Items { changes: wire });
         }
         // Kept under the lock, so a window that subscribes now reads it whole; kept even
         // when nothing changed, so it is never behind the records it has read.

@@ -15,8 +15,11 @@
 //! each fact does to the items.
 
 mod apply;
+mod grown;
 mod readable;
 mod words;
+
+pub use grown::{Grown, TextAppended};
 
 pub use crate::missions::protocol::facts::{FileRef, RequestOption};
 use crate::missions::protocol::{self, MissionEvent};
@@ -42,6 +45,23 @@ pub enum ItemKind {
 }
 
 impl ItemKind {
+    pub const ALL: [ItemKind; 9] = [
+        ItemKind::User,
+        ItemKind::Assistant,
+        ItemKind::Reasoning,
+        ItemKind::Tool,
+        ItemKind::Question,
+        ItemKind::SignIn,
+        ItemKind::Failure,
+        ItemKind::Turn,
+        ItemKind::Result,
+    ];
+
+    /// The kind [`ItemKind::as_str`] names.
+    pub fn parse(name: &str) -> Option<ItemKind> {
+        Self::ALL.into_iter().find(|k| k.as_str() == name)
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             ItemKind::User => "user",
@@ -319,6 +339,9 @@ pub struct Conversation {
 pub struct ConversationChanges {
     /// Changed and new items, by index.
     pub items: Vec<Item>,
+    /// Open items that only grew at the end of their text, as what they grew by (to
+    /// windows only: see [`Grown`]; empty elsewhere).
+    pub appended: Vec<TextAppended>,
     /// Sources found for the first time.
     pub sources: Vec<Source>,
     pub facts: ConversationFacts,
@@ -412,6 +435,7 @@ impl Conversation {
         self.new_sources = 0;
         ConversationChanges {
             items,
+            appended: Vec::new(),
             sources: self.sources[from..].to_vec(),
             facts: self.facts(),
         }
