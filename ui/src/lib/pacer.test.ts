@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { Pacer } from "./pacer";
+import { Pacer, RateMeter } from "./pacer";
 
 describe("Pacer", () => {
   beforeEach(() => vi.useFakeTimers());
@@ -83,5 +83,43 @@ describe("Pacer", () => {
     pacer.cancel();
     vi.advanceTimersByTime(100);
     expect(draws).toHaveLength(1);
+  });
+});
+
+describe("a Pacer whose gap follows the data", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it("asks for the gap at each request", () => {
+    let gap = 25;
+    const draws: number[] = [];
+    const pacer = new Pacer(() => gap, () => draws.push(Date.now()), () => Date.now());
+    const t0 = Date.now();
+    pacer.request();
+    gap = 80;
+    pacer.request();
+    vi.advanceTimersByTime(79);
+    expect(draws).toEqual([t0]);
+    vi.advanceTimersByTime(1);
+    expect(draws).toEqual([t0, t0 + 80]);
+  });
+});
+
+describe("RateMeter", () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it("says about how many arrive a second, and forgets a stream that stopped", () => {
+    const meter = new RateMeter(() => Date.now());
+    expect(meter.perSecond()).toBe(0);
+    // 200 a second, in batches of 8 every 40 ms, for three seconds.
+    for (let i = 0; i < 75; i++) {
+      meter.add(8);
+      vi.advanceTimersByTime(40);
+    }
+    expect(meter.perSecond()).toBeGreaterThan(150);
+    expect(meter.perSecond()).toBeLessThan(250);
+    vi.advanceTimersByTime(5000);
+    expect(meter.perSecond()).toBeLessThan(2);
   });
 });

@@ -1,5 +1,6 @@
 // Drawing at a bounded rate: asked for as often as data arrives, a draw happens at
-// once when the last one is at least `gap` ago, else once when the gap is over.
+// once when the last one is at least `gap` ago, else once when the gap is over. The gap
+// may be a function, asked at each request (a gap that follows how fast data comes).
 // Timers, not animation frames: a hidden window gets no frames and must still catch up.
 
 export class Pacer {
@@ -7,7 +8,7 @@ export class Pacer {
   private timer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(
-    private readonly gap: number,
+    private readonly gap: number | (() => number),
     private readonly draw: () => void,
     private readonly now: () => number = () => performance.now(),
   ) {}
@@ -15,7 +16,8 @@ export class Pacer {
   /** Asks for a draw; asks while one is waiting cost nothing. */
   request(): void {
     if (this.timer !== null) return;
-    const wait = this.last + this.gap - this.now();
+    const gap = typeof this.gap === "number" ? this.gap : this.gap();
+    const wait = this.last + gap - this.now();
     if (wait <= 0) this.run();
     else
       this.timer = setTimeout(() => {
@@ -44,5 +46,26 @@ export class Pacer {
   private run(): void {
     this.last = this.now();
     this.draw();
+  }
+}
+
+/** How many things a second have been arriving, over about the last second: an average
+ *  that forgets what came a second ago by a factor of e. */
+export class RateMeter {
+  private rate = 0;
+  private at = -Infinity;
+
+  constructor(private readonly now: () => number = () => performance.now()) {}
+
+  /** `n` arrived now. */
+  add(n: number): void {
+    this.rate = this.perSecond() + n;
+    this.at = this.now();
+  }
+
+  /** Arrivals a second, as of now. */
+  perSecond(): number {
+    const since = this.now() - this.at;
+    return Number.isFinite(since) ? this.rate * Math.exp(-since / 1000) : 0;
   }
 }
