@@ -14,6 +14,7 @@ const item = (index: number, text = `item ${index}`): Item => ({
 
 const changes = (items: Item[], total: number, sources = 0): ConversationChanges => ({
   items,
+  appended: [],
   sources: [],
   facts: { records: 0, items: total, sources },
 });
@@ -87,11 +88,11 @@ describe("ItemWindow", () => {
     const w = new ItemWindow();
     w.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 0 }, sources: [] });
     const src = (n: number) => ({ url: `https://s/${n}`, item: 0 });
-    w.patch({ items: [], sources: Array.from({ length: SOURCE_PAGE - 1 }, (_, i) => src(i)), facts: { records: 0, items: 0, sources: SOURCE_PAGE - 1 } }, 10);
-    w.patch({ items: [], sources: [src(SOURCE_PAGE - 1), src(SOURCE_PAGE)], facts: { records: 0, items: 0, sources: SOURCE_PAGE + 1 } }, 10);
+    w.patch({ items: [], appended: [], sources: Array.from({ length: SOURCE_PAGE - 1 }, (_, i) => src(i)), facts: { records: 0, items: 0, sources: SOURCE_PAGE - 1 } }, 10);
+    w.patch({ items: [], appended: [], sources: [src(SOURCE_PAGE - 1), src(SOURCE_PAGE)], facts: { records: 0, items: 0, sources: SOURCE_PAGE + 1 } }, 10);
     expect(w.sources.length).toBe(SOURCE_PAGE);
     expect(w.sources.at(-1)!.url).toBe(`https://s/${SOURCE_PAGE - 1}`);
-    w.patch({ items: [], sources: [src(SOURCE_PAGE + 1)], facts: { records: 0, items: 0, sources: SOURCE_PAGE + 2 } }, 10);
+    w.patch({ items: [], appended: [], sources: [src(SOURCE_PAGE + 1)], facts: { records: 0, items: 0, sources: SOURCE_PAGE + 2 } }, 10);
     expect(w.sources.length).toBe(SOURCE_PAGE);
     // Paged in when asked, in order.
     expect(w.moreSources([src(SOURCE_PAGE), src(SOURCE_PAGE + 1)])).toBe(true);
@@ -101,11 +102,11 @@ describe("ItemWindow", () => {
   it("appends sources only when it holds every earlier one", () => {
     const w = new ItemWindow();
     w.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 1 }, sources: [{ url: "https://a", item: 0 }] });
-    w.patch({ items: [], sources: [{ url: "https://b", item: 0 }], facts: { records: 0, items: 0, sources: 2 } }, 10);
+    w.patch({ items: [], appended: [], sources: [{ url: "https://b", item: 0 }], facts: { records: 0, items: 0, sources: 2 } }, 10);
     expect(w.sources.map((s) => s.url)).toEqual(["https://a", "https://b"]);
     const v = new ItemWindow();
     v.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 150 }, sources: [{ url: "https://a", item: 0 }] });
-    v.patch({ items: [], sources: [{ url: "https://z", item: 0 }], facts: { records: 0, items: 0, sources: 151 } }, 10);
+    v.patch({ items: [], appended: [], sources: [{ url: "https://z", item: 0 }], facts: { records: 0, items: 0, sources: 151 } }, 10);
     expect(v.sources.length).toBe(1);
   });
 
@@ -148,5 +149,50 @@ describe("files in messages", () => {
     for (const bad of ["data:image/png;base64,AAAA", "javascript:alert(1)", "file:///etc/passwd", "blob:https://x/1", undefined]) {
       expect(isWebLink(bad)).toBe(false);
     }
+  });
+});
+
+describe("a reply that grows", () => {
+  const open = (text: string): Item => ({ ...item(2, text), open: true });
+  const grew = (from: number, text: string, lastSeq = 9) => ({
+    items: [],
+    appended: [{ index: 2, from, text, lastSeq }],
+    sources: [],
+    facts: { records: 0, items: 3, sources: 0 },
+  });
+
+  it("takes what it grew by, keeping its paragraphs, split only at the end", () => {
+    const w = new ItemWindow();
+    w.reset({ offset: 0, items: [item(0), item(1), open("Heat 🌡\n\nRi")], facts: { records: 0, items: 3, sources: 0 }, sources: [] });
+    // "Heat 🌡\n\nRi" is 11 UTF-16 units: the thermometer is two.
+    expect(w.patch(grew(11, "ses.\n\nMore"), null)).toBe(true);
+    const held = w.items[2]!;
+    expect(held.text).toBe("Heat 🌡\n\nRises.\n\nMore");
+    expect(held.paragraphs).toEqual({ done: ["Heat 🌡\n\n", "Rises.\n\n"], last: "More" });
+    expect(held.lastSeq).toBe(9);
+    // A delta inside the last paragraph keeps the finished ones as they were.
+    const done = held.paragraphs!.done;
+    w.patch(grew(held.text.length, " and more"), null);
+    expect(w.items[2]!.paragraphs!.done).toBe(done);
+    expect(w.items[2]!.paragraphs!.last).toBe("More and more");
+    const p = w.items[2]!.paragraphs!;
+    expect([...p.done, p.last]).toEqual(paragraphs(w.items[2]!.text));
+    expect(w.takeStale()).toEqual([]);
+  });
+
+  it("growth from another length than the one held is read whole instead", () => {
+    const w = new ItemWindow();
+    w.reset({ offset: 0, items: [item(0), item(1), open("Heat")], facts: { records: 0, items: 3, sources: 0 }, sources: [] });
+    expect(w.patch(grew(9, " rises"), null)).toBe(false);
+    expect(w.items[2]!.text).toBe("Heat");
+    expect(w.takeStale()).toEqual([2]);
+    expect(w.takeStale()).toEqual([]);
+    expect(w.replace(open("Heat rises and more"))).toBe(true);
+    expect(w.items[2]!.text).toBe("Heat rises and more");
+    // Growth of an item not held is for whoever reads it whole later.
+    const v = new ItemWindow();
+    v.reset({ offset: 0, items: [item(0)], facts: { records: 0, items: 3, sources: 0 }, sources: [] });
+    expect(v.patch(grew(4, "x"), null)).toBe(false);
+    expect(v.takeStale()).toEqual([]);
   });
 });

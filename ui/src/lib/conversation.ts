@@ -3,6 +3,29 @@
 // length costs the window about the same memory. Pure, tested in conversation.test.ts.
 import type { ConversationChanges, ConversationFacts, ConversationPage, Item, Source } from "./bindings";
 
+/** A streaming reply's paragraphs (see `paragraphs`): those finished, and the last, which
+ *  the next delta grows. A delta changes only `last` (and, once a paragraph ends, `done`
+ *  is a new array one longer), so drawing it touches one text node, however long the
+ *  reply. */
+export type Paragraphs = { done: string[]; last: string };
+
+/** An item as a window holds it: a reply that streams keeps its paragraphs, grown at
+ *  the end as text arrives, so a delta never splits the whole text. */
+export type HeldItem = Item & { paragraphs?: Paragraphs };
+
+/** `text`'s paragraphs, as a streaming reply keeps them. */
+export function splitParagraphs(text: string): Paragraphs {
+  const parts = paragraphs(text);
+  return { last: parts.pop() ?? "", done: parts };
+}
+
+/** `p` grown by `text` at its end. */
+export function growParagraphs(p: Paragraphs, text: string): Paragraphs {
+  const parts = paragraphs(p.last + text);
+  const last = parts.pop() ?? "";
+  return { last, done: parts.length === 0 ? p.done : p.done.concat(parts) };
+}
+
 /** The most items held at once; a page back past it drops the newest, and while the reader
  *  reads back (not following) live items past it are not taken: "Jump to newest" shows. */
 export const MAX_HELD = 300;
@@ -21,7 +44,9 @@ export const FOLLOW_MIN = 8;
 
 export class ItemWindow {
   offset = 0;
-  items: Item[] = [];
+  items: HeldItem[] = [];
+  /** Items held whose growth did not fit what is held (read them whole: `takeStale`). */
+  private stale = new Set<number>();
   facts: ConversationFacts = { records: 0, items: 0, sources: 0 };
   /** Sources, in the order found: the first `sources.length` of `facts.sources`. */
   sources: Source[] = [];
@@ -55,6 +80,19 @@ export class ItemWindow {
         touched = true;
       }
     }
+    // A reply that grew arrives as what it grew by, from the length it had when last sent.
+    for (const grew of changes.appended) {
+      const at = grew.index - this.offset;
+      const held = at >= 0 ? this.items[at] : undefined;
+      if (!held) continue;
+      if (held.text.length !== grew.from) {
+        this.stale.add(grew.index);
+        continue;
+      }
+      const grown = growParagraphs(held.paragraphs ?? splitParagraphs(held.text), grew.text);
+      this.items[at] = { ...held, text: held.text + grew.text, lastSeq: grew.lastSeq, paragraphs: grown };
+      touched = true;
+    }
     // Sources arrive in order: appended only when every earlier one is held, and only
     // up to SOURCE_PAGE, as a mission opened afresh holds them (more are paged in when asked):
     // a long mission's thousands of sources each in the list cost the window as much
@@ -68,6 +106,22 @@ export class ItemWindow {
     this.facts = changes.facts;
     if (keep !== null) this.trimFront(keep);
     return touched;
+  }
+
+  /** Items held whose growth arrived from another length than theirs (a window that
+   *  missed an update): each is to be read whole and put back with `replace`. */
+  takeStale(): number[] {
+    const out = [...this.stale];
+    this.stale.clear();
+    return out;
+  }
+
+  /** An item read whole, in place of the one held; whether it was held. */
+  replace(item: Item): boolean {
+    const at = item.index - this.offset;
+    if (at < 0 || at >= this.items.length) return false;
+    this.items[at] = item;
+    return true;
   }
 
   /** Drops the oldest items past `keep` (while following the end); whether any went. */
