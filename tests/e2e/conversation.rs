@@ -303,13 +303,18 @@ async fn a_mission_reads_as_a_conversation_with_steps_sources_and_its_report() {
     // Search covers the assembled text, and a hit shows its item.
     let search = app.testid("conversation-search").await;
     search.send_keys("Findings on").await.unwrap();
-    until_for(10, "a search hit", || async {
-        !app.all_css("[data-testid=conversation-hit]")
+    // Asked at each key: the answer drawn last is the whole query's.
+    until_for(10, "the whole query's hits", || async {
+        !app.all_css("[data-testid=conversation-results][data-query='Findings on'] [data-testid=conversation-hit]")
             .await
             .is_empty()
     })
     .await;
     let hit = app.testid("conversation-hit").await;
+    assert!(
+        hit.text().await.unwrap().contains("Findings on"),
+        "a hit shows the words around its match"
+    );
     let index = hit.attr("data-index").await.unwrap().unwrap();
     assert_eq!(
         index,

@@ -625,8 +625,10 @@ async fn a_long_mission_pages_from_sql_as_it_scrolls_and_searches() {
     let search = app.testid("timeline-search").await;
     search.send_keys(needle).await.unwrap();
     let shown = format!("{} shown", matching.len());
-    app.until("the search's count", || async {
-        app.text("timeline-shown").await == shown
+    // Asked at each key: the answer drawn last is the whole needle's, not a key's before.
+    let whole = format!("[data-testid=timeline][data-search='{needle}']");
+    app.until("the whole search's count", || async {
+        app.text("timeline-shown").await == shown && !app.all_css(&whole).await.is_empty()
     })
     .await;
     let end = matching.len() - 1;
