@@ -1273,6 +1273,53 @@ async fn timeline_reference(env: &[(&str, &str)]) -> Followed {
     }
 }
 
+/// A mission of the shortest first turn (one search round), then its report of `deltas`
+/// deltas of 1-20 characters into one message, `pace_ms` between records but deltas, which
+/// the sandbox sends 8 times as fast; started from the app's composer, left on the
+/// conversation.
+async fn start_reply(
+    data: &Path,
+    env: &[(&str, &str)],
+    pace_ms: u64,
+    deltas: u64,
+) -> (Service, App) {
+    let deltas = deltas.to_string();
+    let service = service_with("eve-b", 10, pace_ms, &["--mission-reply-deltas", &deltas]);
+    let app = App::launch(remote_app(&service, data, env)).await;
+    start_conversation(&app).await;
+    (service, app)
+}
+
+/// Waits until a message 2,000 characters long grows (the report, past the window's start).
+async fn until_a_long_reply_grows(app: &App, deadline: Instant) {
+    while growing_chars(app).await < 2000 {
+        assert!(
+            Instant::now() < deadline,
+            "no long message grows ({} records, {:?})",
+            records(app).await,
+            status(app).await
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The conversation window following a growing reply: 3 s of frame intervals, then its web
+/// process over [`CPU_SPAN`] and the records a second meanwhile; and the reply's
+/// characters as the CPU reading began.
+async fn follow_reply(app: &App, data: &Path) -> (Followed, u64) {
+    let frames = frame_intervals(app, 3000).await;
+    let (n0, chars0, t0) = (records(app).await, growing_chars(app).await, Instant::now());
+    let (cpu, halves) = web_cpu_windows(data, "casebook-app", CPU_SPAN, 2).await;
+    let rate = (records(app).await - n0) as f64 / t0.elapsed().as_secs_f64();
+    let followed = Followed {
+        cpu,
+        halves,
+        frames,
+        rate,
+    };
+    (followed, chars0)
+}
+
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "a benchmark: make bench"]
 async fn bench_conversation_cpu_and_frames_at_200_records_a_second() {
@@ -1280,33 +1327,12 @@ async fn bench_conversation_cpu_and_frames_at_200_records_a_second() {
     for (label, renderer) in renderers() {
         let env = [("CASEBOOK_RENDERER", renderer)];
         let data = tempfile::tempdir().unwrap();
-        // The shortest first turn (one search round), then its report: REPLY_DELTAS
-        // deltas of 1-20 characters into one message. 40 ms between records but deltas,
-        // which the sandbox sends 8 times as fast: 5 ms, 200 a second.
-        let deltas = REPLY_DELTAS.to_string();
-        let service = service_with("eve-b", 10, 40, &["--mission-reply-deltas", &deltas]);
-        let app = App::launch(remote_app(&service, data.path(), &env)).await;
-        start_conversation(&app).await;
-        // Into the report, and past the window's start.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while growing_chars(&app).await < 2000 {
-            assert!(
-                Instant::now() < deadline,
-                "no long message grows ({} records, {:?})",
-                records(&app).await,
-                status(&app).await
-            );
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        // 40 ms between records: deltas 5 ms apart, 200 a second.
+        let (service, app) = start_reply(data.path(), &env, 40, REPLY_DELTAS).await;
+        until_a_long_reply_grows(&app, Instant::now() + Duration::from_secs(60)).await;
         let newest_before = newest_item(&app).await;
-        let frames = frame_intervals(&app, 3000).await;
-        let (n0, chars0, t0) = (
-            records(&app).await,
-            growing_chars(&app).await,
-            Instant::now(),
-        );
-        let (cpu, halves) = web_cpu_windows(data.path(), "casebook-app", CPU_SPAN, 2).await;
-        let rate = (records(&app).await - n0) as f64 / t0.elapsed().as_secs_f64();
+        let (casebook, chars0) = follow_reply(&app, data.path()).await;
+        let rate = casebook.rate;
         let chars1 = growing_chars(&app).await;
         let newest_after = newest_item(&app).await;
         let items_after = app.all_css("[data-testid=conversation-item]").await.len();
@@ -1324,12 +1350,6 @@ async fn bench_conversation_cpu_and_frames_at_200_records_a_second() {
             newest_before, newest_after,
             "the deltas grew one item, and added none"
         );
-        let casebook = Followed {
-            cpu,
-            halves,
-            frames,
-            rate,
-        };
         // The floor at the window's pace: one draw per 38 ms batch (follower.rs GATHER).
         let (every, per) = (38.0, rate * 38.0 / 1000.0);
         let floor_env = floor_environment(renderer);
@@ -1721,13 +1741,8 @@ async fn bench_conversation_at_1000_records_a_second() {
     for (label, renderer) in renderers() {
         let env = [("CASEBOOK_RENDERER", renderer)];
         let data = tempfile::tempdir().unwrap();
-        // The shortest first turn, then its report of FAST_REPLY_DELTAS deltas: 8 ms
-        // between records but deltas, which the sandbox sends 8 times as fast: 1 ms, as
-        // fast as its schedule goes.
-        let deltas = FAST_REPLY_DELTAS.to_string();
-        let service = service_with("eve-b", 10, 8, &["--mission-reply-deltas", &deltas]);
-        let app = App::launch(remote_app(&service, data.path(), &env)).await;
-        start_conversation(&app).await;
+        // 8 ms between records: deltas 1 ms apart, as fast as the sandbox's schedule goes.
+        let (service, app) = start_reply(data.path(), &env, 8, FAST_REPLY_DELTAS).await;
         let deadline = Instant::now() + Duration::from_secs(60);
         while records(&app).await < 1000 {
             assert!(
@@ -1743,18 +1758,20 @@ async fn bench_conversation_at_1000_records_a_second() {
             web_pss_now(data.path(), "casebook-app"),
             reply_chars(&app).await,
         );
-        while growing_chars(&app).await < 2000 {
-            assert!(Instant::now() < deadline, "no long message grows");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+        until_a_long_reply_grows(&app, deadline).await;
         let at_2000_chars = (
             records(&app).await,
             web_pss_now(data.path(), "casebook-app"),
         );
-        let frames = frame_intervals(&app, 3000).await;
-        let (n0, t0) = (records(&app).await, Instant::now());
-        let (cpu, halves) = web_cpu_windows(data.path(), "casebook-app", CPU_SPAN, 2).await;
-        let rate = (records(&app).await - n0) as f64 / t0.elapsed().as_secs_f64();
+        let (
+            Followed {
+                cpu,
+                halves,
+                frames,
+                rate,
+            },
+            _,
+        ) = follow_reply(&app, data.path()).await;
         let after_cpu = (
             records(&app).await,
             web_pss_now(data.path(), "casebook-app"),

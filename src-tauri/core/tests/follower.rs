@@ -378,6 +378,17 @@ async fn a_window_holds_every_item_of_a_reply_turn_it_subscribed_before() {
         for item in items.as_array().unwrap() {
             held.insert(item["index"].as_u64().unwrap(), item.clone());
         }
+        // A reply that only grew comes as what it grew by, from the length held.
+        for grew in m["changes"]["appended"].as_array().into_iter().flatten() {
+            let item = held.get_mut(&grew["index"].as_u64().unwrap()).unwrap();
+            let text = item["text"].as_str().unwrap();
+            assert_eq!(
+                text.encode_utf16().count() as u64,
+                grew["from"].as_u64().unwrap()
+            );
+            item["text"] = format!("{text}{}", grew["text"].as_str().unwrap()).into();
+            item["lastSeq"] = grew["lastSeq"].clone();
+        }
     }
     let (kept, _) = core.store.conversation(&id).await.unwrap();
     let first = *held.keys().next().unwrap() as usize;

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { Pacer, RateMeter } from "./pacer";
+import { FIREHOSE, Pacer, RateMeter } from "./pacer";
 
 describe("Pacer", () => {
   beforeEach(() => vi.useFakeTimers());
@@ -86,22 +86,29 @@ describe("Pacer", () => {
   });
 });
 
-describe("a Pacer whose gap follows the data", () => {
+describe("a Pacer told of what arrives", () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
-  it("asks for the gap at each request", () => {
-    let gap = 25;
+  it("draws a stream past FIREHOSE a second its firehose gap apart, and a slow one as before", () => {
     const draws: number[] = [];
-    const pacer = new Pacer(() => gap, () => draws.push(Date.now()), () => Date.now());
-    const t0 = Date.now();
-    pacer.request();
-    gap = 80;
-    pacer.request();
-    vi.advanceTimersByTime(79);
-    expect(draws).toEqual([t0]);
-    vi.advanceTimersByTime(1);
-    expect(draws).toEqual([t0, t0 + 80]);
+    const pacer = new Pacer(25, () => draws.push(Date.now()), () => Date.now(), 75);
+    // 40 a second: the usual gap.
+    for (let i = 0; i < 40; i++) {
+      pacer.arrived(1);
+      vi.advanceTimersByTime(25);
+    }
+    const slow = draws.slice(1).map((t, i) => t - draws[i]!);
+    expect(Math.max(...slow)).toBe(25);
+    // 8 every 38 ms, about 210 a second, as the follower's batches come at 200 events a second.
+    draws.length = 0;
+    for (let i = 0; i < 60; i++) {
+      pacer.arrived(8);
+      vi.advanceTimersByTime(38);
+    }
+    const fast = draws.slice(-10).map((t, i, all) => (i === 0 ? NaN : t - all[i - 1]!)).slice(1);
+    expect(Math.min(...fast)).toBeGreaterThanOrEqual(75);
+    expect(FIREHOSE).toBe(100);
   });
 });
 

@@ -1,22 +1,38 @@
 // Drawing at a bounded rate: asked for as often as data arrives, a draw happens at
-// once when the last one is at least `gap` ago, else once when the gap is over. The gap
-// may be a function, asked at each request (a gap that follows how fast data comes).
+// once when the last one is at least `gap` ago, else once when the gap is over.
 // Timers, not animation frames: a hidden window gets no frames and must still catch up.
+//
+// A stream told of through `arrived` that comes faster than anyone reads (past FIREHOSE
+// things a second) is drawn `firehoseGap` apart instead: at such rates each draw's
+// repaint, not what it shows, is most of what a window costs (docs/performance.md).
+
+/** Arrivals a second past which a stream is faster than anyone reads. */
+export const FIREHOSE = 100;
 
 export class Pacer {
   private last = -Infinity;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  private readonly arrivals: RateMeter;
 
   constructor(
-    private readonly gap: number | (() => number),
+    private readonly gap: number,
     private readonly draw: () => void,
     private readonly now: () => number = () => performance.now(),
-  ) {}
+    private readonly firehoseGap: number = gap,
+  ) {
+    this.arrivals = new RateMeter(now);
+  }
+
+  /** `n` things arrived: asks for a draw to show them. */
+  arrived(n: number): void {
+    this.arrivals.add(n);
+    this.request();
+  }
 
   /** Asks for a draw; asks while one is waiting cost nothing. */
   request(): void {
     if (this.timer !== null) return;
-    const gap = typeof this.gap === "number" ? this.gap : this.gap();
+    const gap = this.arrivals.perSecond() > FIREHOSE ? this.firehoseGap : this.gap;
     const wait = this.last + gap - this.now();
     if (wait <= 0) this.run();
     else

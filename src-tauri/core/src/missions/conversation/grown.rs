@@ -36,12 +36,18 @@ impl Grown {
         let mut items = Vec::new();
         let mut appended = Vec::new();
         for item in &changes.items {
-            match self.growth(item) {
-                Some(grew) => appended.push(grew),
-                None => items.push(item.clone()),
-            }
+            let len = match self.growth(item) {
+                Some(grew) => {
+                    let len = grew.from.saturating_add(utf16_len(&grew.text));
+                    appended.push(grew);
+                    len
+                }
+                None => {
+                    items.push(item.clone());
+                    utf16_len(&item.text)
+                }
+            };
             if item.open {
-                let len = utf16_len(&item.text);
                 self.sent.insert(item.index, (item.clone(), len));
             } else {
                 self.sent.remove(&item.index);
@@ -59,14 +65,7 @@ impl Grown {
     fn growth(&self, item: &Item) -> Option<TextAppended> {
         let (before, len) = self.sent.get(&item.index)?;
         let grew = item.text.strip_prefix(before.text.as_str())?;
-        let same_but_text = Item {
-            last_seq: 0,
-            ..item.clone_without_text()
-        } == Item {
-            last_seq: 0,
-            ..before.clone_without_text()
-        };
-        (item.open && same_but_text).then(|| TextAppended {
+        (item.open && same_but_text(item, before)).then(|| TextAppended {
             index: item.index,
             from: *len,
             text: grew.to_owned(),
@@ -75,24 +74,37 @@ impl Grown {
     }
 }
 
-impl Item {
-    /// A copy with empty text: comparing the rest costs nothing for a long reply.
-    fn clone_without_text(&self) -> Item {
-        Item {
-            index: self.index,
-            kind: self.kind,
-            text: String::new(),
-            open: self.open,
-            narration: self.narration,
-            html: self.html.clone(),
-            step: self.step.clone(),
-            request: self.request.clone(),
-            sign_in: self.sign_in.clone(),
-            files: self.files.clone(),
-            first_seq: self.first_seq,
-            last_seq: self.last_seq,
-        }
-    }
+/// Whether `a` and `b` differ only in their text and the record they were last changed by.
+/// Every field is named, so a field added to [`Item`] must be placed here.
+fn same_but_text(a: &Item, b: &Item) -> bool {
+    let Item {
+        index,
+        kind,
+        text: _,
+        open,
+        narration,
+        html,
+        step,
+        request,
+        sign_in,
+        files,
+        first_seq,
+        last_seq: _,
+    } = a;
+    (
+        index, kind, open, narration, html, step, request, sign_in, files, first_seq,
+    ) == (
+        &b.index,
+        &b.kind,
+        &b.open,
+        &b.narration,
+        &b.html,
+        &b.step,
+        &b.request,
+        &b.sign_in,
+        &b.files,
+        &b.first_seq,
+    )
 }
 
 fn utf16_len(s: &str) -> u32 {
