@@ -1102,7 +1102,7 @@ async fn growing_chars(app: &App) -> u64 {
         .execute(
             "return Math.max(0, ...[...document.querySelectorAll(
                '[data-testid=conversation-item][data-kind=assistant][data-open=true]')]
-               .map((e) => e.textContent.length));",
+               .map((e) => Number(e.dataset.chars ?? e.textContent.length)));",
             vec![],
         )
         .await
@@ -1672,7 +1672,7 @@ async fn reply_chars(app: &App) -> u64 {
         .execute(
             "return Math.max(0, ...[...document.querySelectorAll(
                '[data-testid=conversation-item][data-kind=assistant]')]
-               .map((e) => e.textContent.length));",
+               .map((e) => Number(e.dataset.chars ?? e.textContent.length)));",
             vec![],
         )
         .await

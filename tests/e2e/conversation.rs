@@ -622,3 +622,171 @@ async fn a_sub_agents_step_opens_its_own_conversation_read_only_then() {
         app.client.close_window().await.unwrap();
     }
 }
+
+/// Where a long reply's drawn units start (`data-first` on its text), or None when no
+/// assistant message `state` (`open` or `closed`) is drawn.
+async fn reply_first(app: &App, state: &str) -> Option<u64> {
+    let open = state == "open";
+    app.client
+        .execute(
+            "const open = arguments[0];
+             const items = [...document.querySelectorAll('[data-testid=conversation-item][data-kind=assistant]')]
+               .filter((e) => (e.dataset.open === 'true') === open);
+             const body = items.at(-1)?.querySelector('[data-units]');
+             return body ? Number(body.dataset.first) : null;",
+            vec![open.into()],
+        )
+        .await
+        .unwrap()
+        .as_u64()
+}
+
+/// Scrolls the conversation 300 px up, as a reader does, and waits for the newest reply
+/// to be drawn whole: the last unit that was drawn must have moved down by just that much
+/// (what the reader read stays where it was), and `[data-first]` be 0.
+async fn scroll_up_and_see_it_whole(app: &App, state: &str) {
+    let before = app
+        .client
+        .execute(
+            "const c = document.querySelector('[data-testid=conversation]');
+             const body = [...c.querySelectorAll('[data-kind=assistant] [data-units]')].at(-1);
+             window.__anchor = body.lastElementChild;
+             window.__anchorText = window.__anchor.textContent;
+             const at = window.__anchor.getBoundingClientRect().top;
+             c.scrollTop -= 300;
+             return at;",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_f64()
+        .unwrap();
+    until_for(10, "the reply drawn whole", || async {
+        reply_first(app, state).await == Some(0)
+    })
+    .await;
+    // Once the redraw and its scroll are done, two frames on.
+    let after = app
+        .client
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             // A formatted reply is drawn afresh: its unit is the one with the same text.
+             const find = () => window.__anchor.isConnected ? window.__anchor
+               : [...document.querySelectorAll('[data-kind=assistant] [data-units] > *')]
+                   .findLast((e) => e.textContent === window.__anchorText);
+             requestAnimationFrame(() => requestAnimationFrame(() => done(find()?.getBoundingClientRect().top ?? null)));",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_f64()
+        .expect("the unit the reader saw is still drawn");
+    assert!(
+        (after - (before + 300.0)).abs() <= 4.0,
+        "what the reader saw moved: {before} px before scrolling 300 px up, {after} px after"
+    );
+}
+
+/// The drawn text of the newest assistant message.
+async fn reply_drawn(app: &App) -> String {
+    app.client
+        .execute(
+            "return [...document.querySelectorAll('[data-testid=conversation-item][data-kind=assistant]')].at(-1).textContent;",
+            vec![],
+        )
+        .await
+        .unwrap()
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_reply_is_drawn_from_its_end_while_followed_and_whole_once_the_reader_scrolls_up() {
+    let _one = exclusive().await;
+    // eve B's report, 10,000 deltas 2 ms apart: about 150 paragraphs over 20 s.
+    let service = casebook_sandbox::start(casebook_sandbox::SandboxConfig {
+        pace: casebook_sandbox::Pace::Instant,
+        mission_events: Some(10),
+        mission_pace_ms: Some(16),
+        mission_reply_deltas: Some(10_000),
+        mission_protocol: casebook_sandbox::MissionProtocol::EveB,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let (data, options) = crate::remote::remote(service.base_url(), service.key());
+    let app = App::launch(options).await;
+    start_in_window(
+        &app,
+        "How does urban heat exposure affect hospital admissions?",
+    )
+    .await;
+
+    // Following the reply as it streams, only its last paragraphs are drawn.
+    until_for(
+        60,
+        "the streaming reply drawn from a later paragraph",
+        || async {
+            reply_first(&app, "open")
+                .await
+                .is_some_and(|first| first > 0)
+        },
+    )
+    .await;
+    // The reader scrolls up while it streams: all of it, what they read kept in place.
+    scroll_up_and_see_it_whole(&app, "open").await;
+    // Back to the newest: followed, and drawn from its end again.
+    app.click("conversation-jump").await;
+    until_for(20, "the reply cut again once followed", || async {
+        reply_first(&app, "open")
+            .await
+            .is_some_and(|first| first > 0)
+            || reply_first(&app, "closed")
+                .await
+                .is_some_and(|first| first > 0)
+    })
+    .await;
+
+    until_for(90, "the mission waits for the next message", || async {
+        status_text(&app).await == "Waiting for you"
+    })
+    .await;
+    let store = MissionStore::open(&data.path().join("casebook.db")).unwrap();
+    let id = store.list().await.unwrap()[0].session_id.clone();
+    let (conv, _) = store.conversation(&id).await.unwrap();
+    let reply = conv.report().unwrap().text.clone();
+    let all_words = words(&without_link_targets(&reply));
+    assert!(
+        all_words.len() > 5_000,
+        "a long reply: {} words",
+        all_words.len()
+    );
+
+    // Formatted, and still followed: its last blocks alone, the end of the message.
+    until_for(
+        20,
+        "the formatted reply drawn from a later block",
+        || async {
+            reply_first(&app, "closed")
+                .await
+                .is_some_and(|first| first > 0)
+        },
+    )
+    .await;
+    let drawn = words(&reply_drawn(&app).await);
+    assert!(
+        drawn.len() * 4 < all_words.len(),
+        "{} of {} words drawn",
+        drawn.len(),
+        all_words.len()
+    );
+    assert_eq!(drawn[drawn.len() - 8..], all_words[all_words.len() - 8..]);
+    scroll_up_and_see_it_whole(&app, "closed").await;
+    assert_eq!(
+        words(&reply_drawn(&app).await),
+        all_words,
+        "the whole reply, once read back"
+    );
+    app.close().await;
+}

@@ -10,7 +10,7 @@ use fantoccini::Locator;
 
 /// A data folder whose settings point the app at `base_url`, with the sandbox's
 /// key for both services (the environment override the CLI and scripts use).
-fn remote(base_url: &str, key: &str) -> (tempfile::TempDir, AppOptions) {
+pub(crate) fn remote(base_url: &str, key: &str) -> (tempfile::TempDir, AppOptions) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("settings.json"),

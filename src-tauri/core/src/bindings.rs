@@ -64,6 +64,7 @@ pub fn typescript() -> String {
         crate::missions::conversation::ConversationFacts,
         crate::missions::conversation::ConversationChanges,
         crate::missions::conversation::TextAppended,
+        crate::missions::conversation::TextClosed,
         crate::missions::conversation::ConversationSummary,
         crate::missions::conversation_store::ConversationPage,
         crate::missions::conversation_store::ConversationHits,

@@ -1,5 +1,6 @@
 //! A streaming reply as a window hears it: sent whole once, then as the text it grew by
-//! (`TextAppended`), from the length the window holds. A window that applies what it hears
+//! (`TextAppended`), from the length the window holds, and closed without the text
+//! (`TextClosed`). A window that applies what it hears
 //! the way the mission window does (ui/src/lib/conversation.ts) ends holding exactly the
 //! conversation the store kept, whether it subscribed before the reply began or during it.
 
@@ -18,6 +19,8 @@ use std::sync::{Arc, Mutex};
 struct Window {
     items: BTreeMap<u32, Item>,
     appended: usize,
+    /// Items that closed as they grew, heard without their text.
+    closed: usize,
     /// Growth from another length than the one held (the window would read it whole).
     misfits: usize,
     /// Growth of an item the window never held.
@@ -48,6 +51,23 @@ impl Window {
                     }
                     held.text.push_str(&grew.text);
                     held.last_seq = grew.last_seq;
+                }
+                for c in changes.closed {
+                    self.closed += 1;
+                    let Some(held) = self.items.get_mut(&c.index) else {
+                        self.unheld += 1;
+                        continue;
+                    };
+                    if held.text.encode_utf16().count() as u32 != c.from {
+                        self.misfits += 1;
+                        continue;
+                    }
+                    held.text.push_str(&c.text);
+                    held.open = false;
+                    held.narration = c.narration;
+                    held.html = c.html;
+                    held.html_blocks = c.html_blocks;
+                    held.last_seq = c.last_seq;
                 }
             }
             _ => {}
@@ -129,6 +149,7 @@ async fn a_window_that_applies_the_growth_it_hears_holds_what_the_store_kept() {
     for (which, window) in [("early", &early), ("late", &late)] {
         let w = window.lock().unwrap();
         assert!(w.appended > 0, "{which}: no growth was sent as growth");
+        assert!(w.closed > 0, "{which}: no reply closed without its text");
         assert_eq!(w.misfits, 0, "{which}: growth from another length");
         assert_eq!(w.unheld, 0, "{which}: growth of an item never held");
         for item in &kept {

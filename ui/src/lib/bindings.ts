@@ -346,7 +346,12 @@ narration: boolean,
 /**
  * A finished assistant message as HTML from its Markdown (see `markdown`).
  */
-html?: string, step?: Step, request?: PendingRequest, signIn?: SignIn, 
+html?: string, 
+/**
+ * Where each top-level block of `html` starts, in UTF-16 code units (see
+ * `markdown::to_html_blocks`): a window following a long reply draws its last blocks.
+ */
+htmlBlocks?: Array<number>, step?: Step, request?: PendingRequest, signIn?: SignIn, 
 /**
  * Files that came with a message, or that the agent made.
  */
@@ -393,6 +398,11 @@ items: Array<Item>,
  */
 appended: Array<TextAppended>, 
 /**
+ * Open items that closed with the text windows were sent, sent without it (to
+ * windows only: see [`Grown`]; empty elsewhere).
+ */
+closed: Array<TextClosed>, 
+/**
  * Sources found for the first time.
  */
 sources: Array<Source>, facts: ConversationFacts, };
@@ -403,6 +413,16 @@ export type TextAppended = { index: number,
  * a window holding another length reads the item whole instead.
  */
 from: number, text: string, lastSeq: number, };
+
+export type TextClosed = { index: number, 
+/**
+ * As [`TextAppended`]'s.
+ */
+from: number, 
+/**
+ * What the text grew by since it was last sent (often nothing).
+ */
+text: string, narration: boolean, html?: string, htmlBlocks: Array<number>, lastSeq: number, };
 
 export type ConversationSummary = { messages: Array<Message>, pending: Array<PendingRequest>, 
 /**

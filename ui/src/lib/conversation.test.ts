@@ -1,6 +1,20 @@
 import { describe, expect, it } from "vitest";
 import type { ConversationChanges, Item } from "./bindings";
-import { ItemWindow, MAX_HELD, SOURCE_PAGE, fileSize, isWebLink, paragraphs, sourceName } from "./conversation";
+import {
+  CUT_SLACK,
+  ItemWindow,
+  MAX_HELD,
+  SOURCE_PAGE,
+  fileSize,
+  firstDrawn,
+  isWebLink,
+  nextCut,
+  paragraphs,
+  sourceName,
+  unitTotal,
+  unitsToCover,
+  type Cut,
+} from "./conversation";
 
 const item = (index: number, text = `item ${index}`): Item => ({
   index,
@@ -15,6 +29,7 @@ const item = (index: number, text = `item ${index}`): Item => ({
 const changes = (items: Item[], total: number, sources = 0): ConversationChanges => ({
   items,
   appended: [],
+  closed: [],
   sources: [],
   facts: { records: 0, items: total, sources },
 });
@@ -88,11 +103,11 @@ describe("ItemWindow", () => {
     const w = new ItemWindow();
     w.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 0 }, sources: [] });
     const src = (n: number) => ({ url: `https://s/${n}`, item: 0 });
-    w.patch({ items: [], appended: [], sources: Array.from({ length: SOURCE_PAGE - 1 }, (_, i) => src(i)), facts: { records: 0, items: 0, sources: SOURCE_PAGE - 1 } }, 10);
-    w.patch({ items: [], appended: [], sources: [src(SOURCE_PAGE - 1), src(SOURCE_PAGE)], facts: { records: 0, items: 0, sources: SOURCE_PAGE + 1 } }, 10);
+    w.patch({ items: [], appended: [], closed: [], sources: Array.from({ length: SOURCE_PAGE - 1 }, (_, i) => src(i)), facts: { records: 0, items: 0, sources: SOURCE_PAGE - 1 } }, 10);
+    w.patch({ items: [], appended: [], closed: [], sources: [src(SOURCE_PAGE - 1), src(SOURCE_PAGE)], facts: { records: 0, items: 0, sources: SOURCE_PAGE + 1 } }, 10);
     expect(w.sources.length).toBe(SOURCE_PAGE);
     expect(w.sources.at(-1)!.url).toBe(`https://s/${SOURCE_PAGE - 1}`);
-    w.patch({ items: [], appended: [], sources: [src(SOURCE_PAGE + 1)], facts: { records: 0, items: 0, sources: SOURCE_PAGE + 2 } }, 10);
+    w.patch({ items: [], appended: [], closed: [], sources: [src(SOURCE_PAGE + 1)], facts: { records: 0, items: 0, sources: SOURCE_PAGE + 2 } }, 10);
     expect(w.sources.length).toBe(SOURCE_PAGE);
     // Paged in when asked, in order.
     expect(w.moreSources([src(SOURCE_PAGE), src(SOURCE_PAGE + 1)])).toBe(true);
@@ -102,11 +117,11 @@ describe("ItemWindow", () => {
   it("appends sources only when it holds every earlier one", () => {
     const w = new ItemWindow();
     w.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 1 }, sources: [{ url: "https://a", item: 0 }] });
-    w.patch({ items: [], appended: [], sources: [{ url: "https://b", item: 0 }], facts: { records: 0, items: 0, sources: 2 } }, 10);
+    w.patch({ items: [], appended: [], closed: [], sources: [{ url: "https://b", item: 0 }], facts: { records: 0, items: 0, sources: 2 } }, 10);
     expect(w.sources.map((s) => s.url)).toEqual(["https://a", "https://b"]);
     const v = new ItemWindow();
     v.reset({ offset: 0, items: [], facts: { records: 0, items: 0, sources: 150 }, sources: [{ url: "https://a", item: 0 }] });
-    v.patch({ items: [], appended: [], sources: [{ url: "https://z", item: 0 }], facts: { records: 0, items: 0, sources: 151 } }, 10);
+    v.patch({ items: [], appended: [], closed: [], sources: [{ url: "https://z", item: 0 }], facts: { records: 0, items: 0, sources: 151 } }, 10);
     expect(v.sources.length).toBe(1);
   });
 
@@ -157,6 +172,7 @@ describe("a reply that grows", () => {
   const grew = (from: number, text: string, lastSeq = 9) => ({
     items: [],
     appended: [{ index: 2, from, text, lastSeq }],
+    closed: [],
     sources: [],
     facts: { records: 0, items: 3, sources: 0 },
   });
@@ -194,5 +210,68 @@ describe("a reply that grows", () => {
     v.reset({ offset: 0, items: [item(0)], facts: { records: 0, items: 3, sources: 0 }, sources: [] });
     expect(v.patch(grew(4, "x"), null)).toBe(false);
     expect(v.takeStale()).toEqual([]);
+  });
+
+  it("closes without the text it held, taking what closing made", () => {
+    const w = new ItemWindow();
+    w.reset({ offset: 0, items: [item(0), item(1), open("Heat 🌡\n\nRi")], facts: { records: 0, items: 3, sources: 0 }, sources: [] });
+    w.patch(grew(11, "ses"), null);
+    const close = (from: number) => ({
+      items: [],
+      appended: [],
+      closed: [{ index: 2, from, text: ".", narration: false, html: "<p>Heat 🌡</p>\n<p>Rises.</p>\n", htmlBlocks: [0, 15], lastSeq: 12 }],
+      sources: [],
+      facts: { records: 0, items: 3, sources: 0 },
+    });
+    // Held at another length: read whole, nothing taken.
+    expect(w.patch(close(13), null)).toBe(false);
+    expect(w.takeStale()).toEqual([2]);
+    expect(w.patch(close(14), null)).toBe(true);
+    const held = w.items[2]!;
+    expect(held).toEqual({ ...item(2, "Heat 🌡\n\nRises."), html: "<p>Heat 🌡</p>\n<p>Rises.</p>\n", htmlBlocks: [0, 15], lastSeq: 12 });
+    expect(held.paragraphs).toBeUndefined();
+    expect(unitTotal(held)).toBe(2);
+    // The second block starts at 15 UTF-16 units, where a window can cut it.
+    expect(held.html!.slice(held.htmlBlocks![1])).toBe("<p>Rises.</p>\n");
+  });
+});
+
+describe("a long reply drawn from its end while followed", () => {
+  it("is cut to what covers the screens and a slack, and cut again only past twice the slack", () => {
+    const need = unitsToCover(1000, 500, 10); // 50 px a paragraph
+    expect(need).toBe(20);
+    expect(nextCut(undefined, true, need + 2 * CUT_SLACK, need)).toBeUndefined();
+    let cut = nextCut(undefined, true, 100, need)!;
+    expect(cut).toEqual({ from: 100 - need - CUT_SLACK, of: 100, paragraphs: true });
+    expect(firstDrawn(cut, true, 100)).toBe(72);
+    // Paragraphs that arrive are drawn, and the cut stays where it is, until twice the slack.
+    for (let total = 101; total <= 72 + need + 2 * CUT_SLACK; total++) expect(nextCut(cut, true, total, need)).toBe(cut);
+    const total = 73 + need + 2 * CUT_SLACK;
+    cut = nextCut(cut, true, total, need)!;
+    expect(total - firstDrawn(cut, true, total)).toBe(need + CUT_SLACK);
+    // The screens grew taller than what is drawn: drawn from further up.
+    expect(total - firstDrawn(nextCut(cut, true, total, need * 2), true, total)).toBe(2 * need + CUT_SLACK);
+    // Nothing measured (drawn nothing), or the reader needs every unit: drawn whole.
+    expect(nextCut(cut, true, total, unitsToCover(1000, 0, 0))).toBeUndefined();
+    // Below the screens already: its last unit and the slack.
+    expect(unitsToCover(-5, 500, 10)).toBe(1);
+  });
+
+  it("keeps as many units from its end once formatted, until measured again", () => {
+    const cut: Cut = { from: 70, of: 100, paragraphs: true };
+    expect(firstDrawn(cut, false, 60)).toBe(30);
+    expect(firstDrawn(cut, false, 20)).toBe(0);
+    expect(firstDrawn({ from: 99, of: 100, paragraphs: true }, false, 1)).toBe(0);
+    // Measured again in blocks, it gets a cut in blocks.
+    expect(nextCut(cut, false, 60, 10)).toEqual({ from: 60 - 10 - CUT_SLACK, of: 60, paragraphs: false });
+  });
+
+  it("counts a reply's units as it is drawn", () => {
+    expect(unitTotal({ ...item(0, "a\n\nb\n\nc"), open: true })).toBe(3);
+    expect(unitTotal({ ...item(0, "a\n\nb"), open: true, paragraphs: { done: ["a\n\n", "b\n\n"], last: "c" } })).toBe(3);
+    expect(unitTotal({ ...item(0), html: "<p>a</p>\n<p>b</p>\n", htmlBlocks: [0, 9] })).toBe(2);
+    // Formatted before blocks were kept: one unit, drawn whole.
+    expect(unitTotal({ ...item(0), html: "<p>a</p>\n<p>b</p>\n" })).toBe(1);
+    expect(unitTotal({ ...item(0), kind: "tool" })).toBe(1);
   });
 });

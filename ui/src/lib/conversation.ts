@@ -26,6 +26,55 @@ export function growParagraphs(p: Paragraphs, text: string): Paragraphs {
   return { last, done: parts.length === 0 ? p.done : p.done.concat(parts) };
 }
 
+/** Where a long reply is drawn from while the window follows its end: its units (the
+ *  paragraphs of a reply that streams, the top-level blocks of one formatted) from
+ *  `from`, of the `of` it had when cut, and which units those were. A reply of 400,000 characters drawn whole cost the web process 20 MB it
+ *  kept; its end is all a reader following it sees. */
+export type Cut = { from: number; of: number; paragraphs: boolean };
+
+/** Units drawn past those that cover the screens, so a reply that grows is cut again
+ *  only every CUT_SLACK paragraphs, a few blocks at a time. */
+export const CUT_SLACK = 8;
+
+/** Whether `item` is drawn a block per paragraph of its text (a reply that streams). */
+export function inParagraphs(item: Item): boolean {
+  return item.kind === "assistant" && (item.open || !item.html);
+}
+
+/** How many units `item` is drawn in (1 when it cannot be cut). */
+export function unitTotal(item: HeldItem): number {
+  if (item.kind !== "assistant") return 1;
+  if (inParagraphs(item)) return (item.paragraphs?.done.length ?? paragraphs(item.text).length - 1) + 1;
+  return Math.max(1, item.htmlBlocks?.length ?? 0);
+}
+
+/** The first of `total` units drawn under `cut`. A reply cut as it streamed and since
+ *  formatted keeps as many units from its end until it is measured again. */
+export function firstDrawn(cut: Cut | undefined, paragraphs: boolean, total: number): number {
+  if (!cut) return 0;
+  const from = cut.paragraphs === paragraphs ? cut.from : total - (cut.of - cut.from);
+  return Math.min(Math.max(0, from), Math.max(0, total - 1));
+}
+
+/** How many units from a reply's end cover `px`, from the height `height` of the `drawn`
+ *  units now on screen; every unit when nothing drawn tells. */
+export function unitsToCover(px: number, height: number, drawn: number): number {
+  if (px <= 0) return 1;
+  if (drawn <= 0 || height <= 0) return Number.POSITIVE_INFINITY;
+  return Math.ceil(px / (height / drawn));
+}
+
+/** The cut a reply of `total` units gets when `need` of them cover the screens: the one
+ *  it has while that draws between `need` and `need + 2 * CUT_SLACK`, else `need +
+ *  CUT_SLACK` from its end; none when that is all of it. */
+export function nextCut(cut: Cut | undefined, paragraphs: boolean, total: number, need: number): Cut | undefined {
+  const drawn = total - firstDrawn(cut, paragraphs, total);
+  if (cut && cut.paragraphs === paragraphs && drawn >= need && drawn <= need + 2 * CUT_SLACK) return cut;
+  if (!cut && total <= need + 2 * CUT_SLACK) return undefined;
+  const from = total - need - CUT_SLACK;
+  return from > 0 ? { from, of: total, paragraphs } : undefined;
+}
+
 /** The most items held at once; a page back past it drops the newest, and while the reader
  *  reads back (not following) live items past it are not taken: "Jump to newest" shows. */
 export const MAX_HELD = 300;
@@ -91,6 +140,27 @@ export class ItemWindow {
       }
       const grown = growParagraphs(held.paragraphs ?? splitParagraphs(held.text), grew.text);
       this.items[at] = { ...held, text: held.text + grew.text, lastSeq: grew.lastSeq, paragraphs: grown };
+      touched = true;
+    }
+    // One that closed as it grew arrives without the text held, with what closing made.
+    for (const c of changes.closed) {
+      const at = c.index - this.offset;
+      const held = at >= 0 ? this.items[at] : undefined;
+      if (!held) continue;
+      if (held.text.length !== c.from) {
+        this.stale.add(c.index);
+        continue;
+      }
+      const { paragraphs: _, ...rest } = held;
+      this.items[at] = {
+        ...rest,
+        text: held.text + c.text,
+        open: false,
+        narration: c.narration,
+        html: c.html,
+        htmlBlocks: c.htmlBlocks,
+        lastSeq: c.lastSeq,
+      };
       touched = true;
     }
     // Sources arrive in order: appended only when every earlier one is held, and only

@@ -8,10 +8,51 @@ use pulldown_cmark::{CowStr, Event, LinkType, Options, Parser, Tag, TagEnd, html
 
 /// `md` as safe HTML.
 pub fn to_html(md: &str) -> String {
+    to_html_blocks(md).0
+}
+
+/// `md` as safe HTML, and where each of its top-level blocks (a paragraph, a list, a
+/// table…) starts in it, in UTF-16 code units (JavaScript's string offsets): a window
+/// following a long reply draws its last blocks alone, cut where a block starts.
+pub fn to_html_blocks(md: &str) -> (String, Vec<u32>) {
+    let mut out = String::with_capacity(md.len() * 3 / 2);
+    let mut starts = Vec::new();
+    let (mut depth, mut units) = (0usize, 0usize);
+    let mut block = Vec::new();
+    for event in safe_events(md) {
+        let opens = matches!(event, Event::Start(_));
+        let closes = matches!(event, Event::End(_));
+        block.push(event);
+        depth = if opens {
+            depth + 1
+        } else if closes {
+            depth.saturating_sub(1)
+        } else {
+            depth
+        };
+        // A block is written whole, when it ends: the writer is given one block at a
+        // time, each written as it would be among the others (it starts and ends on a
+        // line of its own).
+        if depth == 0 {
+            let at = out.len();
+            html::push_html(&mut out, block.drain(..));
+            starts.push(u32::try_from(units).unwrap_or(u32::MAX));
+            units += out[at..].encode_utf16().count();
+        }
+    }
+    if !block.is_empty() {
+        starts.push(u32::try_from(units).unwrap_or(u32::MAX));
+        html::push_html(&mut out, block.drain(..));
+    }
+    (out, starts)
+}
+
+/// `md`'s events, with raw HTML as text and links and images kept only to safe URLs.
+fn safe_events(md: &str) -> impl Iterator<Item = Event<'_>> {
     let options =
         Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
     let mut dropped_links = 0usize;
-    let events = Parser::new_ext(md, options).filter_map(|e| match e {
+    Parser::new_ext(md, options).filter_map(move |e| match e {
         Event::Html(s) | Event::InlineHtml(s) => Some(Event::Text(s)),
         Event::Start(Tag::Link {
             link_type,
@@ -63,10 +104,7 @@ pub fn to_html(md: &str) -> String {
             }
         }
         other => Some(other),
-    });
-    let mut out = String::with_capacity(md.len() * 3 / 2);
-    html::push_html(&mut out, events);
-    out
+    })
 }
 
 fn safe_url(url: &CowStr<'_>) -> bool {
@@ -107,5 +145,50 @@ mod tests {
             "{html}"
         );
         assert!(!html.contains("<img"), "{html}");
+    }
+
+    #[test]
+    fn a_messages_blocks_start_where_a_window_can_cut_it_counted_in_utf16() {
+        let md = "# Heat 🌡\n\nFirst “quoted” café.\n\n- one\n- two\n\n  nested para\n\n\
+                  | a | b |\n|---|---|\n| 1 | 2 |\n\n---\n\n```\ncode\n\n<b>x</b>\n```\n\n\
+                  <div>raw</div>\n\n> quote\n>\n> more\n\n- [x] done\n\nLast ✅ [WHO](https://who.int).";
+        let (html, starts) = to_html_blocks(md);
+        // The same HTML as the writer makes from all the events at once.
+        let mut whole = String::new();
+        html::push_html(&mut whole, safe_events(md));
+        assert_eq!(html, whole);
+        let units: Vec<u16> = html.encode_utf16().collect();
+        let block = |i: usize| {
+            let end = starts.get(i + 1).map_or(units.len(), |&e| e as usize);
+            String::from_utf16(&units[starts[i] as usize..end]).unwrap()
+        };
+        let blocks: Vec<String> = (0..starts.len()).map(block).collect();
+        assert_eq!(
+            blocks
+                .iter()
+                .map(|b| b.split(['>', ' ']).next().unwrap())
+                .collect::<Vec<_>>(),
+            [
+                "<h1",
+                "<p",
+                "<ul",
+                "<table",
+                "<hr",
+                "<pre",
+                // Raw HTML shown as text: a block with no tag of its own.
+                "&lt;div&gt;raw&lt;/div&gt;\n",
+                "<blockquote",
+                "<ul",
+                "<p"
+            ],
+            "{blocks:#?}"
+        );
+        assert_eq!(
+            blocks.last().unwrap(),
+            "<p>Last ✅ <a href=\"https://who.int\">WHO</a>.</p>\n"
+        );
+        assert!(blocks[2].contains("nested para") && blocks[2].ends_with("</ul>\n"));
+        assert_eq!(blocks.concat(), html);
+        assert_eq!(to_html_blocks("").1, Vec::<u32>::new());
     }
 }

@@ -471,6 +471,7 @@ impl Conversation {
             open: false,
             narration: false,
             html: None,
+            html_blocks: Vec::new(),
             step: None,
             request: None,
             sign_in: None,
@@ -545,7 +546,9 @@ impl Conversation {
         item.open = false;
         if item.kind == ItemKind::Assistant {
             item.narration = narration;
-            item.html = Some(crate::missions::markdown::to_html(&item.text));
+            let (html, blocks) = crate::missions::markdown::to_html_blocks(&item.text);
+            item.html = Some(html);
+            item.html_blocks = blocks;
         }
     }
 

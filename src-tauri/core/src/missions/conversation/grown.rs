@@ -2,7 +2,8 @@
 //! delta, and sent whole each time it was most of what crossed to the window: at 1,000
 //! records a second a 300,000-character report went over 25 times a second, to be
 //! parsed and thrown away. An open item that only grew by text is sent as what it grew
-//! by, from the length the window holds; anything else is sent whole, as before.
+//! by, from the length the window holds, and one that then closes is sent without the
+//! text the window holds; anything else is sent whole, as before.
 
 use super::{ConversationChanges, Item};
 use serde::Serialize;
@@ -23,6 +24,27 @@ pub struct TextAppended {
     pub last_seq: u64,
 }
 
+/// An open item that closed, as the text it was sent with and what it grew by last, and
+/// what closing it made. A long reply's text was most of the message that closed it, and
+/// a window that parsed it kept the memory that took (8 MB at 400,000 characters).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[serde(rename_all = "camelCase")]
+#[ts(rename_all = "camelCase")]
+pub struct TextClosed {
+    pub index: u32,
+    /// As [`TextAppended`]'s.
+    pub from: u32,
+    /// What the text grew by since it was last sent (often nothing).
+    pub text: String,
+    pub narration: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub html: Option<String>,
+    pub html_blocks: Vec<u32>,
+    #[ts(type = "number")]
+    pub last_seq: u64,
+}
+
 /// The open items last sent to windows, to tell growth from any other change.
 #[derive(Debug, Default)]
 pub struct Grown {
@@ -31,15 +53,34 @@ pub struct Grown {
 }
 
 impl Grown {
-    /// `changes` as sent to windows: items that only grew by text as [`TextAppended`].
+    /// `changes` as sent to windows: items that only grew by text as [`TextAppended`],
+    /// and those that then closed as [`TextClosed`].
     pub fn wire(&mut self, changes: &ConversationChanges) -> ConversationChanges {
         let mut items = Vec::new();
         let mut appended = Vec::new();
+        let mut closed = Vec::new();
         for item in &changes.items {
             let len = match self.growth(item) {
-                Some(grew) => {
-                    let len = grew.from.saturating_add(utf16_len(&grew.text));
-                    appended.push(grew);
+                Some((from, grew)) => {
+                    let len = from.saturating_add(utf16_len(grew));
+                    if item.open {
+                        appended.push(TextAppended {
+                            index: item.index,
+                            from,
+                            text: grew.to_owned(),
+                            last_seq: item.last_seq,
+                        });
+                    } else {
+                        closed.push(TextClosed {
+                            index: item.index,
+                            from,
+                            text: grew.to_owned(),
+                            narration: item.narration,
+                            html: item.html.clone(),
+                            html_blocks: item.html_blocks.clone(),
+                            last_seq: item.last_seq,
+                        });
+                    }
                     len
                 }
                 None => {
@@ -56,26 +97,24 @@ impl Grown {
         ConversationChanges {
             items,
             appended,
+            closed,
             sources: changes.sources.clone(),
             facts: changes.facts.clone(),
         }
     }
 
-    /// What `item` grew by since it was last sent, when text at its end is all that changed.
-    fn growth(&self, item: &Item) -> Option<TextAppended> {
+    /// The length sent and what `item`'s text grew by since, when that growth is all that
+    /// changed, or (once it closes) that and what closing it makes.
+    fn growth<'a>(&self, item: &'a Item) -> Option<(u32, &'a str)> {
         let (before, len) = self.sent.get(&item.index)?;
         let grew = item.text.strip_prefix(before.text.as_str())?;
-        (item.open && same_but_text(item, before)).then(|| TextAppended {
-            index: item.index,
-            from: *len,
-            text: grew.to_owned(),
-            last_seq: item.last_seq,
-        })
+        same_but_text(item, before).then_some((*len, grew))
     }
 }
 
-/// Whether `a` and `b` differ only in their text and the record they were last changed by.
-/// Every field is named, so a field added to [`Item`] must be placed here.
+/// Whether `a` (as it is now) differs from `b` (as last sent, open) only in its text and
+/// the record it was last changed by, or, closed now, in what closing it makes. Every
+/// field is named, so a field added to [`Item`] must be placed here.
 fn same_but_text(a: &Item, b: &Item) -> bool {
     let Item {
         index,
@@ -84,6 +123,7 @@ fn same_but_text(a: &Item, b: &Item) -> bool {
         open,
         narration,
         html,
+        html_blocks,
         step,
         request,
         sign_in,
@@ -91,20 +131,19 @@ fn same_but_text(a: &Item, b: &Item) -> bool {
         first_seq,
         last_seq: _,
     } = a;
-    (
-        index, kind, open, narration, html, step, request, sign_in, files, first_seq,
-    ) == (
-        &b.index,
-        &b.kind,
-        &b.open,
-        &b.narration,
-        &b.html,
-        &b.step,
-        &b.request,
-        &b.sign_in,
-        &b.files,
-        &b.first_seq,
-    )
+    let unchanged = (index, kind, step, request, sign_in, files, first_seq)
+        == (
+            &b.index,
+            &b.kind,
+            &b.step,
+            &b.request,
+            &b.sign_in,
+            &b.files,
+            &b.first_seq,
+        );
+    let still_open =
+        *open && (narration, html, html_blocks) == (&b.narration, &b.html, &b.html_blocks);
+    unchanged && (still_open || !*open)
 }
 
 fn utf16_len(s: &str) -> u32 {
@@ -124,6 +163,7 @@ mod tests {
             open,
             narration: false,
             html: None,
+            html_blocks: Vec::new(),
             step: None,
             request: None,
             sign_in: None,
@@ -137,6 +177,7 @@ mod tests {
         ConversationChanges {
             items,
             appended: Vec::new(),
+            closed: Vec::new(),
             sources: Vec::new(),
             facts: ConversationFacts::default(),
         }
@@ -165,7 +206,7 @@ mod tests {
     }
 
     #[test]
-    fn a_reply_that_closes_or_changes_other_than_at_its_end_is_sent_whole() {
+    fn a_reply_that_changes_other_than_at_its_end_is_sent_whole() {
         let mut g = Grown::default();
         g.wire(&changes(vec![reply("Heat", true, 11)]));
         let rewritten = g.wire(&changes(vec![reply("Cold", true, 12)]));
@@ -175,12 +216,49 @@ mod tests {
             ..reply("Cold and more", true, 13)
         };
         assert_eq!(g.wire(&changes(vec![narration])).items.len(), 1);
+        // Closed with other text than it grew to: whole too, and forgotten.
         let closed = Item {
-            html: Some("<p>Cold and more.</p>".into()),
-            ..reply("Cold and more.", false, 14)
+            html: Some("<p>Warm.</p>".into()),
+            html_blocks: vec![0],
+            ..reply("Warm.", false, 14)
         };
         let sent = g.wire(&changes(vec![closed.clone()]));
         assert_eq!(sent.items, vec![closed]);
+        assert!(sent.closed.is_empty());
         assert!(g.sent.is_empty(), "a closed item is forgotten");
+    }
+
+    #[test]
+    fn a_reply_that_closes_as_it_grew_is_sent_without_its_text() {
+        let mut g = Grown::default();
+        g.wire(&changes(vec![reply("Héat 🌡", true, 11)]));
+        g.wire(&changes(vec![reply("Héat 🌡 rises", true, 12)]));
+        let closed = Item {
+            narration: true,
+            html: Some("<p>Héat 🌡 rises.</p>\n".into()),
+            html_blocks: vec![0],
+            ..reply("Héat 🌡 rises.", false, 14)
+        };
+        let sent = g.wire(&changes(vec![closed]));
+        assert!(sent.items.is_empty() && sent.appended.is_empty());
+        assert_eq!(
+            sent.closed,
+            vec![TextClosed {
+                index: 3,
+                from: 13,
+                text: ".".into(),
+                narration: true,
+                html: Some("<p>Héat 🌡 rises.</p>\n".into()),
+                html_blocks: vec![0],
+                last_seq: 14,
+            }]
+        );
+        assert!(g.sent.is_empty(), "a closed item is forgotten");
+        // An item never sent open is sent whole when it closes.
+        let other = Item {
+            index: 4,
+            ..reply("Done.", false, 15)
+        };
+        assert_eq!(g.wire(&changes(vec![other.clone()])).items, vec![other]);
     }
 }

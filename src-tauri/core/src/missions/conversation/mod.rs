@@ -19,7 +19,7 @@ mod grown;
 mod readable;
 mod words;
 
-pub use grown::{Grown, TextAppended};
+pub use grown::{Grown, TextAppended, TextClosed};
 
 pub use crate::missions::protocol::facts::{FileRef, RequestOption};
 use crate::missions::protocol::{self, MissionEvent};
@@ -251,6 +251,11 @@ pub struct Item {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub html: Option<String>,
+    /// Where each top-level block of `html` starts, in UTF-16 code units (see
+    /// `markdown::to_html_blocks`): a window following a long reply draws its last blocks.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[ts(as = "Option<Vec<u32>>", optional)]
+    pub html_blocks: Vec<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub step: Option<Step>,
@@ -342,6 +347,9 @@ pub struct ConversationChanges {
     /// Open items that only grew at the end of their text, as what they grew by (to
     /// windows only: see [`Grown`]; empty elsewhere).
     pub appended: Vec<TextAppended>,
+    /// Open items that closed with the text windows were sent, sent without it (to
+    /// windows only: see [`Grown`]; empty elsewhere).
+    pub closed: Vec<TextClosed>,
     /// Sources found for the first time.
     pub sources: Vec<Source>,
     pub facts: ConversationFacts,
@@ -436,6 +444,7 @@ impl Conversation {
         ConversationChanges {
             items,
             appended: Vec::new(),
+            closed: Vec::new(),
             sources: self.sources[from..].to_vec(),
             facts: self.facts(),
         }
