@@ -806,12 +806,56 @@ async fn a_long_reply_is_drawn_from_its_end_while_followed_and_whole_once_the_re
         drawn.len(),
         all_words.len()
     );
-    assert_eq!(drawn[drawn.len() - 8..], all_words[all_words.len() - 8..]);
+    assert!(
+        all_words.ends_with(&drawn),
+        "not the reply's end: {drawn:?}"
+    );
     scroll_up_and_see_it_whole(&app, "closed").await;
     assert_eq!(
         words(&reply_drawn(&app).await),
         all_words,
         "the whole reply, once read back"
+    );
+
+    // Opened afresh (the app started again), the finished mission's window follows its
+    // end: the report's last blocks alone again.
+    app.close().await;
+    let (_, options) = crate::remote::remote(service.base_url(), service.key());
+    let app = App::launch(AppOptions {
+        data_dir: Some(data.path().to_path_buf()),
+        ..options
+    })
+    .await;
+    let main = app.client.window().await.unwrap();
+    app.click("nav-missions").await;
+    app.wait_css(&format!(
+        "[data-testid=mission-row][data-session-id='{id}']"
+    ))
+    .await
+    .click()
+    .await
+    .unwrap();
+    crate::missions::switch_to_mission_window(&app, &main).await;
+    until_for(
+        20,
+        "the report drawn from a later block, opened afresh",
+        || async {
+            reply_first(&app, "closed")
+                .await
+                .is_some_and(|first| first > 0)
+        },
+    )
+    .await;
+    let drawn = words(&reply_drawn(&app).await);
+    assert!(
+        drawn.len() * 4 < all_words.len(),
+        "{} of {} words drawn",
+        drawn.len(),
+        all_words.len()
+    );
+    assert!(
+        all_words.ends_with(&drawn),
+        "not the report's end: {drawn:?}"
     );
     app.close().await;
 }

@@ -9,6 +9,8 @@ import {
   firstDrawn,
   isWebLink,
   nextCut,
+  OPENING_UNITS,
+  openingCut,
   paragraphs,
   sourceName,
   unitTotal,
@@ -264,6 +266,14 @@ describe("a long reply drawn from its end while followed", () => {
     expect(firstDrawn({ from: 99, of: 100, paragraphs: true }, false, 1)).toBe(0);
     // Measured again in blocks, it gets a cut in blocks.
     expect(nextCut(cut, false, 60, 10)).toEqual({ from: 60 - 10 - CUT_SLACK, of: 60, paragraphs: false });
+  });
+
+  it("is drawn from near its end before it is measured, when it is long", () => {
+    const blocks = (n: number) => ({ ...item(0), html: "<p>x</p>\n".repeat(n), htmlBlocks: Array.from({ length: n }, (_, i) => 9 * i) });
+    expect(openingCut(blocks(OPENING_UNITS + 2 * CUT_SLACK))).toBeUndefined();
+    expect(openingCut(blocks(100))).toEqual({ from: 100 - OPENING_UNITS, of: 100, paragraphs: false });
+    const streaming = { ...item(0, "p\n\n".repeat(99) + "last"), open: true };
+    expect(openingCut(streaming)).toEqual({ from: 100 - OPENING_UNITS, of: 100, paragraphs: true });
   });
 
   it("counts a reply's units as it is drawn", () => {

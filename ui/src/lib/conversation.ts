@@ -41,6 +41,17 @@ export function inParagraphs(item: Item): boolean {
   return item.kind === "assistant" && (item.open || !item.html);
 }
 
+/** Units of a long reply drawn before it is measured, while following. */
+export const OPENING_UNITS = 3 * CUT_SLACK;
+
+/** The cut a long reply is drawn with while following until it is measured: its last
+ *  OPENING_UNITS, when it has enough more that a cut is worth it. */
+export function openingCut(item: HeldItem): Cut | undefined {
+  const total = unitTotal(item);
+  if (total <= OPENING_UNITS + 2 * CUT_SLACK) return undefined;
+  return { from: total - OPENING_UNITS, of: total, paragraphs: inParagraphs(item) };
+}
+
 /** How many units `item` is drawn in (1 when it cannot be cut). */
 export function unitTotal(item: HeldItem): number {
   if (item.kind !== "assistant") return 1;
