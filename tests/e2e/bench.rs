@@ -1098,12 +1098,18 @@ async fn records(app: &App) -> u64 {
 
 /// The characters of the longest assistant message still growing (0 when none is).
 async fn growing_chars(app: &App) -> u64 {
+    assistant_chars(app, "[data-open=true]").await
+}
+
+/// The characters (its text's, not what is drawn of it) of the longest assistant message
+/// the conversation draws that matches `also`, a CSS selector's rest.
+async fn assistant_chars(app: &App, also: &str) -> u64 {
     app.client
         .execute(
             "return Math.max(0, ...[...document.querySelectorAll(
-               '[data-testid=conversation-item][data-kind=assistant][data-open=true]')]
+               '[data-testid=conversation-item][data-kind=assistant]' + arguments[0])]
                .map((e) => Number(e.dataset.chars ?? e.textContent.length)));",
-            vec![],
+            vec![also.into()],
         )
         .await
         .ok()
@@ -1668,17 +1674,7 @@ fn web_pss_now(data: &Path, program: &str) -> f64 {
 
 /// The longest assistant message's characters in the conversation, open or finished.
 async fn reply_chars(app: &App) -> u64 {
-    app.client
-        .execute(
-            "return Math.max(0, ...[...document.querySelectorAll(
-               '[data-testid=conversation-item][data-kind=assistant]')]
-               .map((e) => Number(e.dataset.chars ?? e.textContent.length)));",
-            vec![],
-        )
-        .await
-        .ok()
-        .and_then(|v| v.as_u64())
-        .unwrap_or(0)
+    assistant_chars(app, "").await
 }
 
 /// The bare window growing the same message as a block per paragraph, `per` deltas every

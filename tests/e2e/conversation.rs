@@ -711,6 +711,28 @@ fn html_text(html: &str) -> String {
     .fold(out, |t, (from, to)| t.replace(from, to))
 }
 
+/// Waits for the newest formatted reply (`what`) to be drawn from a later block, then
+/// checks what is drawn is the end of `all_words` (its words), and under a quarter of them.
+async fn until_its_end_alone(app: &App, all_words: &[String], what: &str) {
+    until_for(20, &format!("{what} drawn from a later block"), || async {
+        reply_first(app, "closed")
+            .await
+            .is_some_and(|first| first > 0)
+    })
+    .await;
+    let drawn = words(&reply_drawn(app).await);
+    assert!(
+        drawn.len() * 4 < all_words.len(),
+        "{what}: {} of {} words drawn",
+        drawn.len(),
+        all_words.len()
+    );
+    assert!(
+        all_words.ends_with(&drawn),
+        "{what}: not its end: {drawn:?}"
+    );
+}
+
 /// The drawn text of the newest assistant message.
 async fn reply_drawn(app: &App) -> String {
     app.client
@@ -789,27 +811,7 @@ async fn a_long_reply_is_drawn_from_its_end_while_followed_and_whole_once_the_re
     );
 
     // Formatted, and still followed: its last blocks alone, the end of the message.
-    until_for(
-        20,
-        "the formatted reply drawn from a later block",
-        || async {
-            reply_first(&app, "closed")
-                .await
-                .is_some_and(|first| first > 0)
-        },
-    )
-    .await;
-    let drawn = words(&reply_drawn(&app).await);
-    assert!(
-        drawn.len() * 4 < all_words.len(),
-        "{} of {} words drawn",
-        drawn.len(),
-        all_words.len()
-    );
-    assert!(
-        all_words.ends_with(&drawn),
-        "not the reply's end: {drawn:?}"
-    );
+    until_its_end_alone(&app, &all_words, "the formatted reply").await;
     scroll_up_and_see_it_whole(&app, "closed").await;
     assert_eq!(
         words(&reply_drawn(&app).await),
@@ -836,26 +838,6 @@ async fn a_long_reply_is_drawn_from_its_end_while_followed_and_whole_once_the_re
     .await
     .unwrap();
     crate::missions::switch_to_mission_window(&app, &main).await;
-    until_for(
-        20,
-        "the report drawn from a later block, opened afresh",
-        || async {
-            reply_first(&app, "closed")
-                .await
-                .is_some_and(|first| first > 0)
-        },
-    )
-    .await;
-    let drawn = words(&reply_drawn(&app).await);
-    assert!(
-        drawn.len() * 4 < all_words.len(),
-        "{} of {} words drawn",
-        drawn.len(),
-        all_words.len()
-    );
-    assert!(
-        all_words.ends_with(&drawn),
-        "not the report's end: {drawn:?}"
-    );
+    until_its_end_alone(&app, &all_words, "the report opened afresh").await;
     app.close().await;
 }

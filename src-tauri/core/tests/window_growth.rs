@@ -28,6 +28,20 @@ struct Window {
 }
 
 impl Window {
+    /// The item held at `index` when its text is `from` UTF-16 units long (what arrived
+    /// grows it from there), counting what is not held or held at another length.
+    fn fitting(&mut self, index: u32, from: u32) -> Option<&mut Item> {
+        let Some(held) = self.items.get_mut(&index) else {
+            self.unheld += 1;
+            return None;
+        };
+        if held.text.encode_utf16().count() as u32 != from {
+            self.misfits += 1;
+            return None;
+        }
+        Some(held)
+    }
+
     fn hear(&mut self, u: MissionUpdate) {
         match u {
             MissionUpdate::Conversation { page } => {
@@ -41,33 +55,21 @@ impl Window {
                 }
                 for grew in changes.appended {
                     self.appended += 1;
-                    let Some(held) = self.items.get_mut(&grew.index) else {
-                        self.unheld += 1;
-                        continue;
-                    };
-                    if held.text.encode_utf16().count() as u32 != grew.from {
-                        self.misfits += 1;
-                        continue;
+                    if let Some(held) = self.fitting(grew.index, grew.from) {
+                        held.text.push_str(&grew.text);
+                        held.last_seq = grew.last_seq;
                     }
-                    held.text.push_str(&grew.text);
-                    held.last_seq = grew.last_seq;
                 }
                 for c in changes.closed {
                     self.closed += 1;
-                    let Some(held) = self.items.get_mut(&c.index) else {
-                        self.unheld += 1;
-                        continue;
-                    };
-                    if held.text.encode_utf16().count() as u32 != c.from {
-                        self.misfits += 1;
-                        continue;
+                    if let Some(held) = self.fitting(c.index, c.from) {
+                        held.text.push_str(&c.text);
+                        held.open = false;
+                        held.narration = c.narration;
+                        held.html = c.html;
+                        held.html_blocks = c.html_blocks;
+                        held.last_seq = c.last_seq;
                     }
-                    held.text.push_str(&c.text);
-                    held.open = false;
-                    held.narration = c.narration;
-                    held.html = c.html;
-                    held.html_blocks = c.html_blocks;
-                    held.last_seq = c.last_seq;
                 }
             }
             _ => {}

@@ -142,26 +142,18 @@ export class ItemWindow {
     }
     // A reply that grew arrives as what it grew by, from the length it had when last sent.
     for (const grew of changes.appended) {
-      const at = grew.index - this.offset;
-      const held = at >= 0 ? this.items[at] : undefined;
-      if (!held) continue;
-      if (held.text.length !== grew.from) {
-        this.stale.add(grew.index);
-        continue;
-      }
+      const at = this.fitting(grew.index, grew.from);
+      if (at === null) continue;
+      const held = this.items[at]!;
       const grown = growParagraphs(held.paragraphs ?? splitParagraphs(held.text), grew.text);
       this.items[at] = { ...held, text: held.text + grew.text, lastSeq: grew.lastSeq, paragraphs: grown };
       touched = true;
     }
     // One that closed as it grew arrives without the text held, with what closing made.
     for (const c of changes.closed) {
-      const at = c.index - this.offset;
-      const held = at >= 0 ? this.items[at] : undefined;
-      if (!held) continue;
-      if (held.text.length !== c.from) {
-        this.stale.add(c.index);
-        continue;
-      }
+      const at = this.fitting(c.index, c.from);
+      if (at === null) continue;
+      const held = this.items[at]!;
       const { paragraphs: _, ...rest } = held;
       this.items[at] = {
         ...rest,
@@ -187,6 +179,19 @@ export class ItemWindow {
     this.facts = changes.facts;
     if (keep !== null) this.trimFront(keep);
     return touched;
+  }
+
+  /** Where item `index` is held, when its text is `from` long (what arrived grows it
+   *  from there); null when it is not held, or held at another length (marked stale). */
+  private fitting(index: number, from: number): number | null {
+    const at = index - this.offset;
+    const held = at >= 0 ? this.items[at] : undefined;
+    if (!held) return null;
+    if (held.text.length !== from) {
+      this.stale.add(index);
+      return null;
+    }
+    return at;
   }
 
   /** Items held whose growth arrived from another length than theirs (a window that

@@ -6,11 +6,6 @@
 
 use pulldown_cmark::{CowStr, Event, LinkType, Options, Parser, Tag, TagEnd, html};
 
-/// `md` as safe HTML.
-pub fn to_html(md: &str) -> String {
-    to_html_blocks(md).0
-}
-
 /// `md` as safe HTML, and where each of its top-level blocks (a paragraph, a list, a
 /// table…) starts in it, in UTF-16 code units (JavaScript's string offsets): a window
 /// following a long reply draws its last blocks alone, cut where a block starts.
@@ -121,6 +116,10 @@ pub fn is_safe_url(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn to_html(md: &str) -> String {
+        to_html_blocks(md).0
+    }
 
     #[test]
     fn markdown_renders_and_nothing_from_the_service_becomes_markup() {
