@@ -28,8 +28,9 @@ export function growParagraphs(p: Paragraphs, text: string): Paragraphs {
 
 /** Where a long reply is drawn from while the window follows its end: its units (the
  *  paragraphs of a reply that streams, the top-level blocks of one formatted) from
- *  `from`, of the `of` it had when cut, and which units those were. A reply of 400,000 characters drawn whole cost the web process 20 MB it
- *  kept; its end is all a reader following it sees. */
+ *  `from`, of the `of` it had when cut, and which units those were. A reply of 400,000
+ *  characters drawn whole cost the web process 20 MB it kept; its end is all a reader
+ *  following it sees. */
 export type Cut = { from: number; of: number; paragraphs: boolean };
 
 /** Units drawn past those that cover the screens, so a reply that grows is cut again
