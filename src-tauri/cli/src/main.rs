@@ -599,11 +599,7 @@ async fn mission(core: &Arc<Casebook>, action: MissionAction) -> Result<(), Erro
         MissionAction::Cancel { session_id } => {
             core.adopt_mission(&session_id, None).await?;
             let ack = core.cancel_mission(&session_id).await?;
-            if ack.nothing_to_cancel() {
-                say!("{session_id} nothing to cancel: no turn is active");
-            } else {
-                say!("{session_id} {}", ack.status);
-            }
+            say!("{session_id} {}", ack.said());
             Ok(())
         }
         MissionAction::Reply {

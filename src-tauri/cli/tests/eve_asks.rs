@@ -40,7 +40,13 @@ fn texts(shown: &Value) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread")]
 async fn an_approval_is_answered_by_its_interaction_or_withdrawn_by_a_reply() {
     for protocol in [MissionProtocol::EveB, MissionProtocol::Eve27] {
-        for answer in ["approve", "cancel", "reply"] {
+        // eve 1.x says no with `deny`, B with `cancel`.
+        let no = if protocol == MissionProtocol::Eve27 {
+            "deny"
+        } else {
+            "cancel"
+        };
+        for answer in ["approve", no, "reply"] {
             let service = sandbox(protocol).await;
             service.faults().set_approval(true);
             let cli = Cli::new(&service);
@@ -58,13 +64,19 @@ async fn an_approval_is_answered_by_its_interaction_or_withdrawn_by_a_reply() {
             };
             assert_eq!(pending["kind"], kind);
             assert_eq!(pending["title"], "Read a source?");
-            assert_eq!(
-                pending["options"],
+            let options = if protocol == MissionProtocol::Eve27 {
+                // eve 1.x names no style: drawn as eve's own client draws them.
+                json!([
+                    {"id": "approve", "label": "Approve", "style": "primary"},
+                    {"id": "deny", "label": "Deny", "style": "danger"},
+                ])
+            } else {
                 json!([
                     {"id": "approve", "label": "Approve", "style": "primary"},
                     {"id": "cancel", "label": "Cancel", "description": "The agent goes on without this source.", "style": "danger"},
                 ])
-            );
+            };
+            assert_eq!(pending["options"], options);
             let request = pending["requestId"].as_str().unwrap().to_owned();
             let text = ok(&cli.run(&["mission", "show", &sid], here.path()).await);
             assert!(text.contains("--option approve  Approve"), "{text}");
@@ -93,13 +105,17 @@ async fn an_approval_is_answered_by_its_interaction_or_withdrawn_by_a_reply() {
                         option,
                         "--follow",
                     ],
-                    json!({"inputResponses": [{"requestId": request, "optionId": option}]}),
+                    if protocol == MissionProtocol::Eve27 {
+                        json!({"answers": [{"interactionId": request, "optionId": option}]})
+                    } else {
+                        json!({"inputResponses": [{"requestId": request, "optionId": option}]})
+                    },
                 ),
             };
             ok(&cli.run(&args, here.path()).await);
             // Exactly what the sandbox received: one POST, this body.
             assert_eq!(
-                service.posts(&sid),
+                common::posted(&service, &sid, protocol),
                 [json!({"route": "", "body": body})],
                 "{protocol:?} {answer}"
             );
@@ -118,7 +134,7 @@ async fn an_approval_is_answered_by_its_interaction_or_withdrawn_by_a_reply() {
                 .unwrap();
             let words = match answer {
                 "approve" => "Approved",
-                "cancel" => "Declined",
+                "cancel" | "deny" => "Declined",
                 _ => "Withdrawn by your message",
             };
             assert_eq!(item["request"]["outcomeText"], words, "{protocol:?}");
@@ -134,7 +150,7 @@ async fn an_approval_is_answered_by_its_interaction_or_withdrawn_by_a_reply() {
             let status = read["step"]["status"].as_str().unwrap();
             match answer {
                 "approve" => assert!(["completed", "failed"].contains(&status)),
-                "cancel" => assert_eq!(status, "rejected"),
+                "cancel" | "deny" => assert_eq!(status, "rejected"),
                 _ => assert_eq!(status, "cancelled"),
             }
         }

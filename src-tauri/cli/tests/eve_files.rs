@@ -57,7 +57,7 @@ async fn a_reply_attaches_a_document_and_show_lists_the_files() {
             )
             .await);
         assert_eq!(
-            service.posts(&sid),
+            common::posted(&service, &sid, protocol),
             [json!({"route": "", "body": {"message": [
                 {"type": "text", "text": "See the brief."},
                 {"type": "file",

@@ -13,7 +13,9 @@ use crate::citations::preview;
 use crate::error::{Error, ErrorCode, Result};
 use crate::keys::{KeyStatus, KeyStore, Service, SessionCookie, SessionSource};
 use crate::missions::agent::AgentInfo;
-use crate::missions::client::{CancelAck, Delivered, FollowUp, InvestigationClient, MissionSpec};
+use crate::missions::client::{
+    CancelAck, Delivered, Dialect, FollowUp, InvestigationClient, MissionSpec,
+};
 use crate::missions::conversation::{Conversation, ConversationSummary, Source};
 use crate::missions::conversation_store::{ConversationHits, ConversationPage};
 use crate::missions::follower::{Follower, MissionUpdate, Observer, Sink};
@@ -409,8 +411,14 @@ impl Casebook {
         }
         let record = self.store.require(session_id).await?;
         let client = self.client_for(&record).await?;
+        let dialect = Dialect::of_stream(self.store.stream_version(session_id).await?);
         let delivered = client
-            .follow_up(session_id, follow_up, record.continuation_token.as_deref())
+            .follow_up(
+                session_id,
+                follow_up,
+                record.continuation_token.as_deref(),
+                dialect,
+            )
             .await?;
         // The service took it: a new turn (or the held one) runs. The watcher of the
         // last turn has ended; a new one follows from the stored cursor.

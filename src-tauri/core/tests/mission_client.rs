@@ -187,7 +187,10 @@ async fn cancel_is_confirmed_on_the_stream() {
     let ack = c.cancel(&id, None).await.unwrap();
     assert!(ack.ok);
     assert_eq!(
-        (ack.session_id.as_deref().unwrap_or(""), ack.status.as_str()),
+        (
+            ack.session_id.as_deref().unwrap_or(""),
+            ack.status.as_deref().unwrap_or("")
+        ),
         (id.as_str(), "accepted")
     );
     let events = tokio::time::timeout(Duration::from_secs(20), watcher)

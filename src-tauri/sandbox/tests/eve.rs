@@ -170,6 +170,23 @@ fn version(proto: MissionProtocol) -> &'static str {
     }
 }
 
+/// A follow-up answering with `list` (each `{requestId, optionId | text}`) as `proto`
+/// takes it: eve 1.x's `answers` by `interactionId`, `inputResponses` before.
+fn answers(proto: MissionProtocol, list: Vec<Value>) -> Value {
+    if proto != MissionProtocol::Eve27 {
+        return json!({ "inputResponses": list });
+    }
+    let list: Vec<Value> = list
+        .into_iter()
+        .map(|mut a| {
+            let id = a.as_object_mut().unwrap().remove("requestId").unwrap();
+            a["interactionId"] = id;
+            a
+        })
+        .collect();
+    json!({ "answers": list })
+}
+
 #[tokio::test]
 async fn create_answers_202_with_the_header_and_each_generations_body() {
     for proto in ALL {
@@ -185,7 +202,13 @@ async fn create_answers_202_with_the_header_and_each_generations_body() {
             );
             assert!(reply.get("status").is_none());
         } else {
-            assert_eq!(reply["status"], "accepted");
+            if proto == MissionProtocol::Eve27 {
+                // eve 1.x: the create's delivery, and no status.
+                assert!(reply["deliveryId"].as_str().unwrap().starts_with("dlv_"));
+                assert!(reply.get("status").is_none());
+            } else {
+                assert_eq!(reply["status"], "accepted");
+            }
             assert!(reply.get("continuationToken").is_none());
             let (status, _, body) = post(
                 &sb,
@@ -493,7 +516,11 @@ async fn a_reply_to_a_waiting_session_starts_a_new_turn_after_the_old_records() 
             );
         } else {
             assert_eq!(status, 202);
-            assert_eq!(reply["status"], "accepted");
+            if proto == MissionProtocol::Eve27 {
+                assert!(reply.get("status").is_none(), "{reply}");
+            } else {
+                assert_eq!(reply["status"], "accepted");
+            }
             assert!(reply["deliveryId"].as_str().unwrap().starts_with("dlv_"));
         }
         settle().await;
@@ -575,7 +602,7 @@ async fn a_ambiguous_objective_asks_and_holds_the_turn_then_answers_carry_it_on(
             } else {
                 json!({"requestId": request_id, "text": "Only Europe, since 2020"})
             };
-            let mut body = json!({"inputResponses": [answer]});
+            let mut body = answers(proto, vec![answer]);
             if proto == MissionProtocol::EveA {
                 let bad_option = json!({"inputResponses": [{"requestId": request_id, "optionId": "nope"}],
                                         "continuationToken": created["continuationToken"]});
@@ -588,13 +615,19 @@ async fn a_ambiguous_objective_asks_and_holds_the_turn_then_answers_carry_it_on(
                     held.data_of("session.waiting")[0]["continuationToken"].clone();
             }
             // Wrong answers first: an unknown option, an unknown request.
-            let mut wrong = body.clone();
-            wrong["inputResponses"][0] = json!({"requestId": request_id, "optionId": "nope"});
+            let token = body.get("continuationToken").cloned();
+            let wrong_with = |a: Value| {
+                let mut w = answers(proto, vec![a]);
+                if let Some(t) = &token {
+                    w["continuationToken"] = t.clone();
+                }
+                w
+            };
+            let wrong = wrong_with(json!({"requestId": request_id, "optionId": "nope"}));
             let (status, err) = follow(&sb, &id, wrong).await;
             assert_eq!(status, 400, "{err}");
             assert!(err["error"].as_str().unwrap().contains("nope"));
-            let mut wrong = body.clone();
-            wrong["inputResponses"][0] = json!({"requestId": "req_unknown", "optionId": "recent"});
+            let wrong = wrong_with(json!({"requestId": "req_unknown", "optionId": "recent"}));
             assert_eq!(follow(&sb, &id, wrong).await.0, 400);
 
             let (status, _) = follow(&sb, &id, body).await;
@@ -689,14 +722,20 @@ async fn a_long_mission_asks_at_the_budget_limit() {
             (req["requestId"].as_str().unwrap().to_owned(), spent)
         };
         assert!((2250..2500).contains(&spent), "{spent} cents");
-        let mut body = json!({"inputResponses": [{"requestId": request_id, "optionId": "stop"}]});
+        let mut body = answers(
+            proto,
+            vec![json!({"requestId": request_id, "optionId": "stop"})],
+        );
+        let mut text = answers(
+            proto,
+            vec![json!({"requestId": request_id, "text": "go on"})],
+        );
         if proto == MissionProtocol::EveA {
             body["continuationToken"] =
                 r.data_of("session.waiting")[0]["continuationToken"].clone();
+            text["continuationToken"] = body["continuationToken"].clone();
         }
         // A budget prompt takes no free text.
-        let mut text = body.clone();
-        text["inputResponses"][0] = json!({"requestId": request_id, "text": "go on"});
         assert_eq!(follow(&sb, &id, text).await.0, 400);
         assert!(follow(&sb, &id, body).await.0 < 300);
         settle().await;
@@ -741,12 +780,9 @@ async fn token_rules_a_requires_the_newest_b_and_27_refuse_one() {
                 body["error"],
                 "Session-ID routes do not accept 'continuationToken'."
             );
-            let (status, body) = follow(
-                &sb,
-                &id,
-                json!({"message": "more", "inputResponses": [{"requestId": "r", "optionId": "o"}]}),
-            )
-            .await;
+            let mut both = answers(proto, vec![json!({"requestId": "r", "optionId": "o"})]);
+            both["message"] = json!("more");
+            let (status, body) = follow(&sb, &id, both).await;
             assert_eq!(status, 400);
             assert!(
                 body["error"]
@@ -804,13 +840,20 @@ async fn cancel_is_accepted_while_a_turn_runs_and_no_active_turn_when_idle() {
         let (id, _) = create_with(&sb, json!({"message": MESSAGE, "paceMs": 40})).await;
         tokio::time::sleep(Duration::from_millis(200)).await;
         let (status, _, body) = post(&sb, &format!("/session/{id}/cancel"), json!({})).await;
+        assert_eq!(status, 202);
         assert_eq!(
-            (status, body),
-            (
-                202,
-                json!({"ok": true, "sessionId": id, "status": "accepted"})
-            )
+            (&body["ok"], &body["sessionId"]),
+            (&json!(true), &json!(id))
         );
+        if proto == MissionProtocol::Eve27 {
+            // eve 1.x: the cancel's own delivery, no status.
+            assert!(
+                body["deliveryId"].is_string() && body.get("status").is_none(),
+                "{body}"
+            );
+        } else {
+            assert_eq!(body["status"], "accepted");
+        }
         tokio::time::sleep(Duration::from_millis(300)).await;
         let r = read(&sb, &id, "").await;
         if proto == MissionProtocol::Eve27 {
@@ -827,6 +870,17 @@ async fn cancel_is_accepted_while_a_turn_runs_and_no_active_turn_when_idle() {
         if proto == MissionProtocol::EveA {
             assert_eq!(status, 202);
             assert_eq!(body["status"], "accepted");
+        } else if proto == MissionProtocol::Eve27 {
+            // eve 1.x takes an idle cancel too (its delivery settles `ignored`).
+            assert_eq!(status, 202);
+            assert!(body["deliveryId"].is_string(), "{body}");
+            let (status, _, body) =
+                post(&sb, &format!("/session/{id}/cancel"), json!({"turn": "x"})).await;
+            assert_eq!(status, 400, "{body}");
+            assert_eq!(
+                body["error"],
+                "Unknown field 'turn'. Accepted fields: turnId."
+            );
         } else {
             assert_eq!(
                 (status, body),
@@ -966,7 +1020,10 @@ async fn eve_sessions_survive_a_restart_mid_turn_and_while_held() {
         } else {
             again.data_of("input.requested")[0]["requests"][0]["requestId"].clone()
         };
-        let mut body = json!({"inputResponses": [{"requestId": request_id, "optionId": "all"}]});
+        let mut body = answers(
+            proto,
+            vec![json!({"requestId": request_id, "optionId": "all"})],
+        );
         if proto == MissionProtocol::EveA {
             let token = again.data_of("session.waiting")[0]["continuationToken"].clone();
             assert_ne!(token, created["continuationToken"]);

@@ -138,20 +138,36 @@ fn approval(proto: MissionProtocol, rs: &[(String, Value)]) -> (String, Value) {
 #[tokio::test]
 async fn an_approval_is_asked_with_approve_and_cancel_and_each_answer_settles_in_eve_s_words() {
     for proto in [MissionProtocol::EveB, MissionProtocol::Eve27] {
-        for answer in ["approve", "cancel", "message"] {
+        // eve 1.x says no with `deny`, B with `cancel`.
+        let no = if proto == MissionProtocol::Eve27 {
+            "deny"
+        } else {
+            "cancel"
+        };
+        for answer in ["approve", no, "message"] {
             let sb = sandbox(proto, json!({"approval": true})).await;
             let id = create(&sb).await;
             let held = records(&sb, &id).await;
             let (request, options) = approval(proto, &held);
-            assert_eq!(
-                options,
-                json!([
-                    {"id": "approve", "label": "Approve", "style": "primary"},
-                    {"id": "cancel", "label": "Cancel", "description": "The agent goes on without this source.", "style": "danger"},
-                ])
-            );
+            if proto == MissionProtocol::Eve27 {
+                // As eve 1.0.1 offers them: labels only.
+                assert_eq!(
+                    options,
+                    json!([{"id": "approve", "label": "Approve"}, {"id": "deny", "label": "Deny"}])
+                );
+            } else {
+                assert_eq!(
+                    options,
+                    json!([
+                        {"id": "approve", "label": "Approve", "style": "primary"},
+                        {"id": "cancel", "label": "Cancel", "description": "The agent goes on without this source.", "style": "danger"},
+                    ])
+                );
+            }
             let body = if answer == "message" {
                 json!({"message": "Never mind that source."})
+            } else if proto == MissionProtocol::Eve27 {
+                json!({"answers": [{"interactionId": request, "optionId": answer}]})
             } else {
                 json!({"inputResponses": [{"requestId": request, "optionId": answer}]})
             };
@@ -168,7 +184,7 @@ async fn an_approval_is_asked_with_approve_and_cancel_and_each_answer_settles_in
             };
             let (settled, call) = match (proto, answer) {
                 (MissionProtocol::Eve27, "approve") => ("accepted", "completed"),
-                (MissionProtocol::Eve27, "cancel") => ("declined", "rejected"),
+                (MissionProtocol::Eve27, "deny") => ("declined", "rejected"),
                 (MissionProtocol::Eve27, _) => ("withdrawn", "abandoned"),
                 (_, "approve") => ("approved", "completed"),
                 (_, "cancel") => ("denied", "rejected"),

@@ -183,15 +183,19 @@ export type SaveReport = { jobId: string, path: string | null, error: Error | nu
 
 export type MissionSpec = { missionType: string, budgetType: string, budgetCents: number, objective: string, };
 
-export type CancelAck = { ok: boolean, 
+export type CancelAck = { ok: boolean, sessionId: string | null, 
 /**
- * eve leaves it out when there was nothing to cancel.
+ * `accepted` (the seeds), `no_active_turn` (eve before 1.0), or none (eve 1.x).
  */
-sessionId: string | null, 
+status: string | null, 
 /**
- * `accepted`, or `no_active_turn` (eve: nothing to cancel, also for an ended session).
+ * eve 1.x: the cancel's own delivery.
  */
-status: string, };
+deliveryId: string | null, 
+/**
+ * The service said there was no turn to cancel: nothing will come on the stream.
+ */
+nothingToCancel: boolean, };
 
 export type InputResponse = { requestId: string, optionId?: string, text?: string, };
 

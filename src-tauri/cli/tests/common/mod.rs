@@ -112,3 +112,30 @@ pub fn soffice(files: &[&Path], format: &str, out_dir: &Path) -> Output {
     );
     run
 }
+
+/// What the sandbox received for `sid`, each body without its `idempotencyKey`: eve 1.x
+/// (stream 27) must get one, a unique non-empty string; older generations none.
+#[allow(dead_code)]
+pub fn posted(
+    service: &casebook_sandbox::RunningSandbox,
+    sid: &str,
+    protocol: casebook_sandbox::MissionProtocol,
+) -> Vec<serde_json::Value> {
+    let mut keys = std::collections::HashSet::new();
+    service
+        .posts(sid)
+        .into_iter()
+        .map(|mut post| {
+            let key = post["body"]
+                .as_object_mut()
+                .and_then(|b| b.remove("idempotencyKey"));
+            if protocol == casebook_sandbox::MissionProtocol::Eve27 {
+                let key = key.as_ref().and_then(|k| k.as_str()).unwrap_or_default();
+                assert!(!key.is_empty() && keys.insert(key.to_owned()), "{post}");
+            } else {
+                assert!(key.is_none(), "{protocol:?}: {post}");
+            }
+            post
+        })
+        .collect()
+}

@@ -122,28 +122,124 @@ pub struct Session {
 }
 
 /// The service's answer to a cancel request. The turn is not cancelled until the
-/// stream says it ended cancelled.
+/// stream says it ended cancelled. Any 2xx is an acceptance: the seeds answer
+/// `{ok, sessionId, status: "accepted"}`, eve 1.x `{ok, sessionId, deliveryId}` (also when
+/// no turn ran: that delivery then settles `ignored` on the stream).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename_all = "camelCase")]
 pub struct CancelAck {
-    #[serde(default = "yes")]
     pub ok: bool,
-    /// eve leaves it out when there was nothing to cancel.
-    #[serde(default)]
     pub session_id: Option<String>,
-    /// `accepted`, or `no_active_turn` (eve: nothing to cancel, also for an ended session).
-    pub status: String,
-}
-
-fn yes() -> bool {
-    true
+    /// `accepted` (the seeds), `no_active_turn` (eve before 1.0), or none (eve 1.x).
+    pub status: Option<String>,
+    /// eve 1.x: the cancel's own delivery.
+    pub delivery_id: Option<String>,
+    /// The service said there was no turn to cancel: nothing will come on the stream.
+    pub nothing_to_cancel: bool,
 }
 
 impl CancelAck {
-    /// The service had no turn to cancel: nothing will come on the stream.
-    pub fn nothing_to_cancel(&self) -> bool {
-        self.status == "no_active_turn"
+    /// Whatever a 2xx answer held: a JSON object read by name, anything else as nothing.
+    pub fn read(answer: &serde_json::Value) -> Self {
+        let s = |k: &str| answer.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+        let status = s("status");
+        CancelAck {
+            ok: answer.get("ok").and_then(|v| v.as_bool()).unwrap_or(true),
+            session_id: s("sessionId"),
+            nothing_to_cancel: status.as_deref() == Some("no_active_turn"),
+            status,
+            delivery_id: s("deliveryId"),
+        }
+    }
+
+    /// What a person reads: "accepted", or what the service said.
+    pub fn said(&self) -> &str {
+        if self.nothing_to_cancel {
+            "nothing to cancel: no turn is active"
+        } else {
+            self.status.as_deref().unwrap_or("accepted")
+        }
+    }
+}
+
+/// How a server takes answers to what it asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnswerForm {
+    /// eve 1.x (stream 27): `answers: [{interactionId, optionId | text}]`.
+    Answers,
+    /// eve before 1.0 (streams up to 26): `inputResponses: [{requestId, optionId | text}]`.
+    InputResponses,
+}
+
+impl AnswerForm {
+    /// The form of the stream version a mission's stream last named; a mission never
+    /// read yet is taken to be on today's eve.
+    pub fn of_stream(version: Option<u32>) -> Self {
+        match version {
+            Some(v) if v < 27 => AnswerForm::InputResponses,
+            _ => AnswerForm::Answers,
+        }
+    }
+
+    fn field(self) -> &'static str {
+        match self {
+            AnswerForm::Answers => "answers",
+            AnswerForm::InputResponses => "inputResponses",
+        }
+    }
+
+    fn other(self) -> Self {
+        match self {
+            AnswerForm::Answers => AnswerForm::InputResponses,
+            AnswerForm::InputResponses => AnswerForm::Answers,
+        }
+    }
+
+    fn body(self, answers: &[InputResponse]) -> serde_json::Value {
+        let id = match self {
+            AnswerForm::Answers => "interactionId",
+            AnswerForm::InputResponses => "requestId",
+        };
+        answers
+            .iter()
+            .map(|a| {
+                let mut o = serde_json::Map::new();
+                o.insert(id.into(), a.request_id.clone().into());
+                if let Some(opt) = &a.option_id {
+                    o.insert("optionId".into(), opt.clone().into());
+                }
+                if let Some(text) = &a.text {
+                    o.insert("text".into(), text.clone().into());
+                }
+                serde_json::Value::Object(o)
+            })
+            .collect()
+    }
+
+    /// A 400 that names this form's field as unknown: the server takes the other one
+    /// (eve lists what it accepts: "Unknown field 'inputResponses'. Accepted fields: …").
+    fn refused_by(self, e: &Error) -> bool {
+        e.status == Some(400)
+            && e.message.contains("Unknown field")
+            && e.message.contains(&format!("'{}'", self.field()))
+    }
+}
+
+/// How a follow-up is sent: the form answers take, and whether the server takes an
+/// `idempotencyKey` (eve 1.x refuses fields it does not know, so only stream 27 gets one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Dialect {
+    pub answers: AnswerForm,
+    pub idempotency: bool,
+}
+
+impl Dialect {
+    pub fn of_stream(version: Option<u32>) -> Self {
+        Dialect {
+            answers: AnswerForm::of_stream(version),
+            idempotency: version.is_some_and(|v| v >= 27),
+        }
     }
 }
 
@@ -181,6 +277,26 @@ pub enum FollowUp {
 pub struct Delivered {
     /// eve's id for this message, which its stream's records name: kept when given.
     pub delivery_id: Option<String>,
+}
+
+/// A key no other follow-up has: the clock, a count and a per-process random hasher
+/// (std's `RandomState` is seeded from the OS), so no dependency is needed for it.
+fn idempotency_key() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    let half = |salt: u64| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(nanos);
+        h.write_u64(n);
+        h.write_u64(salt);
+        h.finish()
+    };
+    format!("casebook-{:016x}{:016x}", half(1), half(2))
 }
 
 /// How long a follow-up answered `409 session_not_ready` is tried again (eve's own client
@@ -320,34 +436,34 @@ impl InvestigationClient {
     }
 
     /// `POST <base>/session/{id}/cancel`, guarded to `turn_id` when the active turn is
-    /// known (eve cancels nothing if another turn is active by then).
+    /// known (eve cancels nothing if another turn is active by then). Any 2xx is taken.
     pub async fn cancel(&self, session_id: &str, turn_id: Option<&str>) -> Result<CancelAck> {
         let path = self.path(session_id, "/cancel")?;
         let body = match turn_id.filter(|t| !t.is_empty()) {
             Some(t) => serde_json::json!({ "turnId": t }),
             None => serde_json::json!({}),
         };
-        let answer = self.api.post_json(&path, "Cancel", body).await?;
-        serde_json::from_value(answer).map_err(|e| {
-            Error::new(
-                ErrorCode::Protocol,
-                format!("Cancel: unexpected answer ({e})."),
-            )
-        })
+        let answer = self.api.post_json_lenient(&path, "Cancel", body).await?;
+        Ok(CancelAck::read(&answer))
     }
 
-    /// `POST <base>/session/{id}`: the next message, or answers, to a waiting session. The
-    /// newest `continuationToken` goes with it only when the service gave one (servers
-    /// that gave none refuse it). `409 session_not_ready` is tried again for
-    /// [`NOT_READY_FOR`]; `409 session_not_active` means the session has ended.
+    /// `POST <base>/session/{id}`: the next message, or answers, to a session, in the
+    /// dialect of the stream it last spoke ([`Dialect`]). The newest `continuationToken`
+    /// goes with it only when the service gave one (servers that gave none refuse it).
+    /// `409 session_not_ready` is tried again for [`NOT_READY_FOR`]; `409
+    /// session_not_active` means the session has ended. With an `idempotencyKey`, a
+    /// request whose connection dropped before the answer is sent again under the same
+    /// key: eve delivers it once.
     pub async fn follow_up(
         &self,
         session_id: &str,
         follow_up: &FollowUp,
         continuation_token: Option<&str>,
+        dialect: Dialect,
     ) -> Result<Delivered> {
         let path = self.path(session_id, "")?;
         let mut body = serde_json::Map::new();
+        let mut form = dialect.answers;
         match follow_up {
             FollowUp::Message(text) => {
                 if text.trim().is_empty() {
@@ -379,14 +495,14 @@ impl InvestigationClient {
                         )));
                     }
                 }
-                body.insert(
-                    "inputResponses".into(),
-                    serde_json::to_value(answers).map_err(|e| Error::internal(e.to_string()))?,
-                );
+                body.insert(form.field().into(), form.body(answers));
             }
         }
         if let Some(t) = continuation_token.filter(|t| !t.is_empty()) {
             body.insert("continuationToken".into(), t.into());
+        }
+        if dialect.idempotency {
+            body.insert("idempotencyKey".into(), idempotency_key().into());
         }
         let what = match follow_up {
             FollowUp::Message(_) | FollowUp::Attached(..) => "Reply",
@@ -394,10 +510,12 @@ impl InvestigationClient {
         };
         let started = std::time::Instant::now();
         let mut pause = std::time::Duration::from_millis(250);
+        // Each of these is tried once: the other answer form, no idempotency key, a resend.
+        let (mut switched, mut unkeyed, mut resent) = (false, false, false);
         loop {
             match self
                 .api
-                .post_json(&path, what, serde_json::Value::Object(body.clone()))
+                .post_json_lenient(&path, what, serde_json::Value::Object(body.clone()))
                 .await
             {
                 Ok(answer) => {
@@ -422,6 +540,35 @@ impl InvestigationClient {
                     )
                     .with_status(409)
                     .with_service_code("session_not_active"));
+                }
+                Err(e) if e.service_code() == Some("session_stranded") => {
+                    return Err(Error::new(
+                        ErrorCode::Conflict,
+                        "The service can no longer run this mission's session (it is stranded): it takes no more messages. Its history stays readable; start a new mission to go on.",
+                    )
+                    .with_status(409)
+                    .with_service_code("session_stranded"));
+                }
+                Err(e) if !switched && form.refused_by(&e) => {
+                    let FollowUp::Answers(list) = follow_up else {
+                        return Err(e);
+                    };
+                    body.remove(form.field());
+                    form = form.other();
+                    body.insert(form.field().into(), form.body(list));
+                    switched = true;
+                }
+                Err(e)
+                    if !unkeyed
+                        && body.contains_key("idempotencyKey")
+                        && e.status == Some(400)
+                        && e.message.contains("'idempotencyKey'") =>
+                {
+                    body.remove("idempotencyKey");
+                    unkeyed = true;
+                }
+                Err(e) if !resent && e.is_network() && body.contains_key("idempotencyKey") => {
+                    resent = true;
                 }
                 Err(e) => return Err(e),
             }

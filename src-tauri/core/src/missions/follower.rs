@@ -390,6 +390,11 @@ impl Follower {
                     {
                         tracing::warn!("cannot record the mission's generation: {}", e.message);
                     }
+                    if let Some(v) = stream_version
+                        && let Err(e) = self.store.set_stream_version(&w.record.session_id, v).await
+                    {
+                        tracing::warn!("cannot record the mission's stream version: {}", e.message);
+                    }
                     if inner.status == MissionStatus::Reconnecting {
                         self.set_status(w, &mut inner, MissionStatus::Running, None)
                             .await;

@@ -119,6 +119,9 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE UNIQUE INDEX subagent_events_by_id ON subagent_events(session_id, call_id, event_id)
         WHERE event_id IS NOT NULL;",
+    // 8: the eve stream version the mission's stream last named: a follow-up is sent in
+    // that release's dialect (`client::Dialect`). NULL: never read, or not eve.
+    "ALTER TABLE missions ADD COLUMN stream_version INTEGER;",
 ];
 
 /// What the mission's records before `seq` leave open (questions, a held turn), for a
@@ -379,6 +382,36 @@ impl MissionStore {
             )
             .map_err(db_err)?;
             get(c, &session.session_id)?.ok_or_else(|| Error::internal("The mission was not saved."))
+        })
+        .await
+    }
+
+    /// The eve stream version the mission's stream named this time.
+    pub async fn set_stream_version(&self, session_id: &str, version: u32) -> Result<()> {
+        let id = session_id.to_owned();
+        self.with(move |c| {
+            c.execute(
+                "UPDATE missions SET stream_version = ?2 WHERE session_id = ?1",
+                params![id, version],
+            )
+            .map(|_| ())
+            .map_err(db_err)
+        })
+        .await
+    }
+
+    /// The eve stream version the mission's stream last named, if it named one.
+    pub async fn stream_version(&self, session_id: &str) -> Result<Option<u32>> {
+        let id = session_id.to_owned();
+        self.with(move |c| {
+            c.query_row(
+                "SELECT stream_version FROM missions WHERE session_id = ?1",
+                [&id],
+                |r| r.get::<_, Option<u32>>(0),
+            )
+            .optional()
+            .map(Option::flatten)
+            .map_err(db_err)
         })
         .await
     }

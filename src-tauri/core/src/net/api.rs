@@ -226,8 +226,10 @@ impl ApiClient {
         Ok((value, headers))
     }
 
-    /// [`Self::post_within`] of a JSON value, answered with JSON, within [`Limits::JSON`].
-    pub async fn post_json(
+    /// [`Self::post_within`] of a JSON value, within [`Limits::JSON`], for a call whose
+    /// success needs nothing more from the answer than what it names: any 2xx is taken,
+    /// and a body that is empty or not JSON reads as `null`.
+    pub async fn post_json_lenient(
         &self,
         path: &str,
         what: &str,
@@ -237,11 +239,6 @@ impl ApiClient {
         let bytes = self
             .post_within(path, what, body, &|_| {}, Limits::JSON)
             .await?;
-        serde_json::from_slice(&bytes).map_err(|e| {
-            Error::new(
-                ErrorCode::Protocol,
-                format!("{what}: the answer is not valid JSON ({e})."),
-            )
-        })
+        Ok(serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null))
     }
 }

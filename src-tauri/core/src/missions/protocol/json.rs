@@ -173,13 +173,15 @@ pub(super) fn total_spent(d: &Value) -> Option<Fact> {
 /// A question, approval or budget prompt: `r` the request, `id` the id an answer names.
 pub(super) fn request_of(r: &Value, id: Option<&Value>) -> Option<Request> {
     let id = id?.as_str()?.to_owned();
+    let approval = text(r, "kind").is_some_and(|k| k.ends_with("approval"));
     let options = each(r, "options")
         .filter_map(|o| {
+            let id = text(o, "id")?;
             Some(RequestOption {
-                id: text(o, "id")?.to_owned(),
-                label: text(o, "label").or_else(|| text(o, "id"))?.to_owned(),
+                id: id.to_owned(),
+                label: text(o, "label").unwrap_or(id).to_owned(),
                 description: owned(o, "description"),
-                style: owned(o, "style"),
+                style: owned(o, "style").or_else(|| approval_style(approval, id)),
             })
         })
         .collect();
@@ -196,6 +198,18 @@ pub(super) fn request_of(r: &Value, id: Option<&Value>) -> Option<Request> {
             .and_then(Value::as_bool)
             .unwrap_or(false),
     })
+}
+
+/// How eve's own client draws an approval's options when the server names no style: its
+/// `approve` as the primary action, its `deny` (B: `cancel`) as the destructive one.
+fn approval_style(approval: bool, option: &str) -> Option<String> {
+    let style = match option {
+        _ if !approval => return None,
+        "approve" => "primary",
+        "deny" | "cancel" => "danger",
+        _ => return None,
+    };
+    Some(style.to_owned())
 }
 
 /// A call's end: `callId` (or `result.callId`), its status, its output (or

@@ -94,6 +94,9 @@ pub struct St {
     v27: wire::V27,
     /// `sessions/<id>.eve.ndjson`, when sessions are kept.
     file: Option<File>,
+    /// 27: each follow-up's `idempotencyKey` and the delivery it made, so the same key
+    /// again is that delivery, not a second message (as eve 1.x delivers once).
+    idempotent: HashMap<String, String>,
     /// The sub-agents it started, each with its own session. Not kept in a file: a
     /// restart rebuilds them, finished, as it replays the parent.
     children: Vec<Arc<EveSession>>,
@@ -222,6 +225,7 @@ impl St {
             ended_on_wire: false,
             v27: wire::V27::new(meta.transition),
             file: None,
+            idempotent: HashMap::new(),
             children: Vec::new(),
             posts: Vec::new(),
         };
@@ -717,6 +721,9 @@ pub async fn create(
     );
     let reply = match proto {
         MissionProtocol::EveA => json!({"ok": true, "sessionId": id, "continuationToken": token}),
+        MissionProtocol::Eve27 => {
+            json!({"ok": true, "sessionId": id, "deliveryId": format!("dlv_{:016x}", random_u64())})
+        }
         _ => json!({"ok": true, "sessionId": id, "status": "accepted"}),
     };
     with_session_header(
@@ -1106,6 +1113,90 @@ fn serve(shared: Arc<Shared>, session: Arc<EveSession>, uri: Uri) -> Response {
     )
 }
 
+/// What eve 1.x takes in a follow-up: any other field is refused by name, as eve does.
+const FOLLOW_UP_FIELDS_27: &[&str] = &[
+    "inbox",
+    "message",
+    "answers",
+    "clientContext",
+    "outputSchema",
+    "turnPolicy",
+    "callback",
+    "forwardedPrincipal",
+    "idempotencyKey",
+];
+
+/// eve 1.x's 400 for fields it does not take: "Unknown field 'x'. Accepted fields: …".
+fn unknown_fields(body: &serde_json::Map<String, Value>, accepted: &[&str]) -> Option<Response> {
+    let mut unknown: Vec<&str> = body
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !accepted.contains(k))
+        .collect();
+    if unknown.is_empty() {
+        return None;
+    }
+    unknown.sort_unstable();
+    let named: Vec<String> = unknown.iter().map(|k| format!("'{k}'")).collect();
+    let list = if accepted.is_empty() {
+        "(none)".to_owned()
+    } else {
+        accepted.join(", ")
+    };
+    Some(bad(&format!(
+        "Unknown field{} {}. Accepted fields: {list}.",
+        if unknown.len() == 1 { "" } else { "s" },
+        named.join(", ")
+    )))
+}
+
+/// eve 1.x's `answers: [{interactionId, optionId?, text?}]` (strict), as the input
+/// responses the agent reads (`requestId`: the interaction's id).
+fn answers_27(body: &serde_json::Map<String, Value>) -> Result<Option<Vec<Value>>, Response> {
+    if let Some(resp) = unknown_fields(body, FOLLOW_UP_FIELDS_27) {
+        return Err(resp);
+    }
+    if let Some(key) = body.get("idempotencyKey")
+        && !key
+            .as_str()
+            .is_some_and(|k| !k.is_empty() && k.len() <= 256)
+    {
+        return Err(bad(
+            "Expected 'idempotencyKey' to be a nonempty string of at most 256 characters.",
+        ));
+    }
+    let list = match body.get("answers") {
+        None => return Ok(None),
+        Some(Value::Array(a)) if !a.is_empty() => a,
+        Some(_) => return Err(bad("Expected 'answers' to be a non-empty array.")),
+    };
+    let schema = || bad("Expected every 'answers' entry to match the HITL response schema.");
+    let mut out = Vec::new();
+    for a in list {
+        let Some(o) = a.as_object() else {
+            return Err(schema());
+        };
+        let strings = |k: &str| o.get(k).is_none_or(Value::is_string);
+        if !o
+            .keys()
+            .all(|k| ["interactionId", "optionId", "text"].contains(&k.as_str()))
+            || !o.get("interactionId").is_some_and(Value::is_string)
+            || !strings("optionId")
+            || !strings("text")
+        {
+            return Err(schema());
+        }
+        let mut r = json!({"requestId": o["interactionId"]});
+        for k in ["optionId", "text"] {
+            if let Some(v) = o.get(k) {
+                r[k] = v.clone();
+            }
+        }
+        out.push(r);
+    }
+    Ok(Some(out))
+}
+
 /// An input response, checked against the open request it answers.
 fn check_answer(open: &[Open], r: &Value) -> Result<(Open, Value), String> {
     let Some(request_id) = r.get("requestId").and_then(Value::as_str) else {
@@ -1196,14 +1287,27 @@ pub async fn follow_up(
         },
         Some(_) => return bad("'message' must be a string or an array of parts."),
     };
-    let responses = match body.get("inputResponses") {
-        None | Some(Value::Null) => None,
-        Some(Value::Array(a)) if !a.is_empty() => Some(a.clone()),
-        Some(_) => return bad("'inputResponses' must be a non-empty array."),
+    let responses = if proto == MissionProtocol::Eve27 {
+        match answers_27(&body) {
+            Ok(r) => r,
+            Err(resp) => return resp,
+        }
+    } else {
+        match body.get("inputResponses") {
+            None | Some(Value::Null) => None,
+            Some(Value::Array(a)) if !a.is_empty() => Some(a.clone()),
+            Some(_) => return bad("'inputResponses' must be a non-empty array."),
+        }
     };
     match (&message, &responses) {
+        (Some(_), Some(_)) if proto == MissionProtocol::Eve27 => {
+            return bad("'message' and 'answers' are mutually exclusive.");
+        }
         (Some(_), Some(_)) if proto != MissionProtocol::EveA => {
             return bad("'message' and 'inputResponses' are mutually exclusive.");
+        }
+        (None, None) if proto == MissionProtocol::Eve27 => {
+            return bad("Expected a non-empty 'message' or a non-empty 'answers' array.");
         }
         (None, None) => return bad("Send 'message' or 'inputResponses'."),
         _ => {}
@@ -1226,45 +1330,60 @@ pub async fn follow_up(
             Some("session_not_ready"),
         );
     }
-    let delivery = format!("dlv_{:016x}", random_u64());
+    let key = body
+        .get("idempotencyKey")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let mut delivery = format!("dlv_{:016x}", random_u64());
     {
         let mut st = session.lock();
-        if st.after == After::Ended {
+        let again = key.as_ref().and_then(|k| st.idempotent.get(k)).cloned();
+        if let Some(first) = again {
+            delivery = first;
+        } else if st.after == After::Ended {
             return eve_error(
                 StatusCode::CONFLICT,
                 "The session has ended and takes no more messages.",
                 Some("session_not_active"),
             );
-        }
-        let input = if let Some(responses) = responses {
-            let mut answers = Vec::new();
-            for r in &responses {
-                match check_answer(&st.open, r) {
-                    Ok(a) => answers.push(a),
-                    Err(e) => return bad(&e),
-                }
-            }
-            // One request is open at a time in this sandbox.
-            let (open, response) = answers.swap_remove(0);
-            Input::Answer {
-                request_id: open.request_id,
-                response,
-                text: message,
-                delivery: delivery.clone(),
-            }
         } else {
-            Input::Message {
-                text: message.unwrap_or_default(),
-                delivery: delivery.clone(),
-                files,
+            let input = if let Some(responses) = responses {
+                let mut answers = Vec::new();
+                for r in &responses {
+                    match check_answer(&st.open, r) {
+                        Ok(a) => answers.push(a),
+                        Err(e) => return bad(&e),
+                    }
+                }
+                // One request is open at a time in this sandbox.
+                let (open, response) = answers.swap_remove(0);
+                Input::Answer {
+                    request_id: open.request_id,
+                    response,
+                    text: message,
+                    delivery: delivery.clone(),
+                }
+            } else {
+                Input::Message {
+                    text: message.unwrap_or_default(),
+                    delivery: delivery.clone(),
+                    files,
+                }
+            };
+            session.apply(&mut st, input);
+            if let Some(k) = key {
+                st.idempotent.insert(k, delivery.clone());
             }
-        };
-        session.apply(&mut st, input);
+        }
     }
     let reply = match proto {
         MissionProtocol::EveA => (
             StatusCode::OK,
             axum::Json(json!({"ok": true, "sessionId": session.id})),
+        ),
+        MissionProtocol::Eve27 => (
+            StatusCode::ACCEPTED,
+            axum::Json(json!({"ok": true, "sessionId": session.id, "deliveryId": delivery})),
         ),
         _ => (
             StatusCode::ACCEPTED,
@@ -1288,6 +1407,11 @@ pub async fn cancel(
         Err(resp) => return resp,
     };
     session.posted("/cancel", &body);
+    if session.proto == MissionProtocol::Eve27
+        && let Some(resp) = unknown_fields(&body, &["turnId"])
+    {
+        return resp;
+    }
     let guard = match body.get("turnId") {
         None | Some(Value::Null) => None,
         Some(Value::String(t)) if !t.is_empty() => Some(t.clone()),
@@ -1304,7 +1428,13 @@ pub async fn cancel(
         }
         active
     };
-    if accepted || session.proto == MissionProtocol::EveA {
+    if session.proto == MissionProtocol::Eve27 {
+        // eve 1.x takes every cancel as a delivery of its own (one with no turn to cancel
+        // settles `ignored`), and says nothing of a status.
+        let delivery = format!("dlv_{:016x}", random_u64());
+        let body = json!({"ok": true, "sessionId": session.id, "deliveryId": delivery});
+        (StatusCode::ACCEPTED, axum::Json(body)).into_response()
+    } else if accepted || session.proto == MissionProtocol::EveA {
         let body = json!({"ok": true, "sessionId": session.id, "status": "accepted"});
         (StatusCode::ACCEPTED, axum::Json(body)).into_response()
     } else {

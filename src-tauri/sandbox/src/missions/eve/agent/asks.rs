@@ -221,6 +221,15 @@ impl Agent {
         let call_id = self.call_request(out, narration, tool, &input);
         let request_id = self.id("req");
         let url = input["url"].as_str().unwrap_or_default().to_owned();
+        // eve 1.x offers approve and deny, labels only; B (since 0.32) approve and cancel.
+        let options = if self.proto == MissionProtocol::Eve27 {
+            json!([{"id": "approve", "label": "Approve"}, {"id": "deny", "label": "Deny"}])
+        } else {
+            json!([
+                {"id": "approve", "label": "Approve", "style": "primary"},
+                {"id": "cancel", "label": "Cancel", "description": "The agent goes on without this source.", "style": "danger"},
+            ])
+        };
         out.push(self.in_step(
             "input.requested",
             json!({"requests": [{
@@ -228,10 +237,7 @@ impl Agent {
                 "kind": "tool-approval",
                 "title": "Read a source?",
                 "prompt": format!("The agent wants to read {url}."),
-                "options": [
-                    {"id": "approve", "label": "Approve", "style": "primary"},
-                    {"id": "cancel", "label": "Cancel", "description": "The agent goes on without this source.", "style": "danger"},
-                ],
+                "options": options,
                 "allowFreeform": false,
                 "display": "confirmation",
                 "action": {"kind": "tool-call", "callId": call_id, "toolName": tool, "input": input},
@@ -245,7 +251,7 @@ impl Agent {
         Some(After::Held)
     }
 
-    /// The answer to an approval: `approve` runs the call, `cancel` rejects it.
+    /// The answer to an approval: `approve` runs the call, `deny` (B: `cancel`) rejects it.
     pub(super) fn approval_answered(
         &mut self,
         open: &Open,
