@@ -1,0 +1,3 @@
+import { searchTool } from "../../../lib/sources";
+
+export default searchTool;
