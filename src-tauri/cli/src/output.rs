@@ -427,11 +427,25 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
             p.request_id
         );
         for o in &p.options {
-            say!("  --option {}  {}", o.id, o.label);
+            say!("  --option {}  {}", shell_word(&o.id), o.label);
         }
         if p.allow_freeform {
             say!("  --text \"...\"  (free text is allowed)");
         }
+    }
+}
+
+/// `word` as one shell word to copy: as it is when it is plain, else in single quotes
+/// (eve 1.x's question options are their labels, spaces and all).
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_.,:/@+=".contains(&b));
+    if plain {
+        word.to_owned()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
     }
 }
 

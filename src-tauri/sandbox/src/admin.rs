@@ -88,6 +88,9 @@
 //! - `delegate`: `true` to have eve sessions created from now on hand one task to a
 //!   `researcher` sub-agent before their report (27: the turn pauses on that call and
 //!   resumes by itself);
+//! - `modelFailure`: `true` to have eve sessions created from now on meet a model
+//!   failure eve does not retry in their first step: the session ends failed (27: as eve
+//!   1.x ends it, `turn.settled` cancelled and `session.ended` failed in one line);
 //! - `approval`: `true` to have eve B and 27 sessions created from now on ask to approve
 //!   their first source read (B: `input.requested` of kind `tool-approval`; 27:
 //!   `interaction.opened` of kind `approval`), with the options `approve` (`primary`) and
@@ -186,6 +189,7 @@ struct FaultRequest {
     ignore_start_index: Option<bool>,
     stream_content_length: Option<u64>,
     delegate: Option<bool>,
+    model_failure: Option<bool>,
     approval: Option<bool>,
     sign_in: Option<bool>,
     sign_in_superseded: Option<bool>,
@@ -495,6 +499,9 @@ async fn set_faults(
     }
     if let Some(on) = req.delegate {
         f.set_delegate(on);
+    }
+    if let Some(on) = req.model_failure {
+        f.set_model_failure(on);
     }
     if let Some(on) = req.approval {
         f.set_approval(on);

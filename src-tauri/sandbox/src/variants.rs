@@ -346,6 +346,7 @@ struct State_ {
     ignore_start_index: AtomicBool,
     stream_content_length: AtomicU64,
     delegate: AtomicBool,
+    model_failure: AtomicBool,
     approval: AtomicBool,
     sign_in: AtomicBool,
     sign_in_superseded: AtomicBool,
@@ -695,6 +696,17 @@ impl Faults {
         self.0.delegate.load(Ordering::SeqCst)
     }
 
+    /// eve sessions created from now on meet a model failure eve does not retry in their
+    /// first step: the session ends failed (27: eve 1.x's `turn.settled` cancelled and
+    /// `session.ended {outcome: "failed"}` in one line; B: `session.failed`).
+    pub fn set_model_failure(&self, on: bool) {
+        self.0.model_failure.store(on, Ordering::SeqCst);
+    }
+
+    pub fn model_failure(&self) -> bool {
+        self.0.model_failure.load(Ordering::SeqCst)
+    }
+
     /// eve 27 sessions created from now on end each reply with two files the agent made
     /// (`content.completed {kind: "file"}`): one at an https URL, one at a `data:` URL.
     pub fn set_agent_file(&self, on: bool) {
@@ -858,6 +870,7 @@ impl Faults {
         self.set_ignore_start_index(false);
         self.set_stream_content_length(0);
         self.set_delegate(false);
+        self.set_model_failure(false);
         self.set_approval(false);
         self.set_sign_in(false);
         self.set_sign_in_superseded(false);

@@ -67,18 +67,31 @@ struct Kept {
 pub async fn find(store: &MissionStore, parent: &str, which: &str) -> Result<(ChildRef, String)> {
     let (conv, _) = store.conversation(parent).await?;
     let mut named = Vec::new();
+    let mut by_name = Vec::new();
     for step in conv.items.iter().filter_map(|i| i.step.as_ref()) {
         if let Some(child) = &step.child {
             if child.call_id == which || child.session_id == which {
                 return Ok((child.clone(), step.name.clone()));
             }
-            named.push(child.call_id.clone());
+            if step.name.eq_ignore_ascii_case(which) {
+                by_name.push((child.clone(), step.name.clone()));
+            }
+            named.push(format!("{} ({})", child.call_id, step.name));
         }
+    }
+    // Its name, when only one sub-agent has it.
+    if let [one] = by_name.as_slice() {
+        return Ok(one.clone());
     }
     let has = if named.is_empty() {
         "it delegated to none".to_owned()
     } else {
         format!("its sub-agents' calls are {}", named.join(", "))
+            + if by_name.len() > 1 {
+                "; several have that name, so name the call"
+            } else {
+                ""
+            }
     };
     Err(Error::new(
         ErrorCode::NotFound,

@@ -39,6 +39,11 @@ impl Conversation {
                 self.close_turn(outcome, seq);
                 if outcome == "cancelled" {
                     self.end_open(seq, "cancelled");
+                } else {
+                    // A turn settles only once the tasks its calls started are done:
+                    // eve 1.x sends no end for an agent task, so its turn's end is the
+                    // task's.
+                    self.end_tasks(seq);
                 }
                 if outcome == "failed" {
                     let msg = error.clone().unwrap_or("The turn failed.".into());
@@ -128,10 +133,23 @@ impl Conversation {
                 // turn resumes: its end then settles this same step.
                 if status == "interrupted" {
                     self.remember(key, at);
+                } else if let Some(task) = self.take_key(&format!("taskcall:{call}")) {
+                    // The task this call started ends with it.
+                    self.forget(task);
+                    self.settle_step(task, status, None, None, seq);
                 }
             }
-            Fact::TaskStarted { task, name } => {
-                self.open_step(format!("task:{task}"), "task", name, None, seq);
+            Fact::TaskStarted { task, name, call } => {
+                // The task a call started is that call's work: one step, not two.
+                let started_by = call.as_ref().and_then(|c| self.key(&format!("call:{c}")));
+                if let Some(at) = started_by {
+                    self.remember(format!("task:{task}"), at);
+                    return;
+                }
+                let at = self.open_step(format!("task:{task}"), "task", name, None, seq);
+                if let Some(call) = call {
+                    self.remember(format!("taskcall:{call}"), at);
+                }
             }
             Fact::TaskSettled {
                 task,
@@ -519,6 +537,24 @@ impl Conversation {
             self.progress.open.remove(0);
         }
         self.progress.open.push((key, at));
+    }
+
+    /// Forgets every key that names item `at`.
+    fn forget(&mut self, at: u32) {
+        self.progress.open.retain(|(_, i)| *i != at);
+    }
+
+    /// Closes every task a call started that is still open, as completed. (A background
+    /// task of eve B may outlive its turn: its result comes in a turn of its own.)
+    fn end_tasks(&mut self, seq: u64) {
+        let tasks: Vec<u32> = (self.progress.open.iter())
+            .filter(|(k, _)| k.starts_with("taskcall:"))
+            .map(|(_, at)| *at)
+            .collect();
+        for at in tasks {
+            self.forget(at);
+            self.settle_step(at, "completed", None, None, seq);
+        }
     }
 
     fn take_key(&mut self, key: &str) -> Option<u32> {

@@ -129,6 +129,11 @@ fn work(e: &MissionEvent) -> Option<Vec<Fact>> {
             Some(task) => Fact::TaskStarted {
                 task: task.to_owned(),
                 name: s("name").unwrap_or("background task").to_owned(),
+                call: d
+                    .pointer("/startedBy/callId")
+                    .and_then(serde_json::Value::as_str)
+                    .or_else(|| s("callId"))
+                    .map(str::to_owned),
             },
             None => return none(),
         },

@@ -80,14 +80,19 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
             let Some(call) = s("callId") else {
                 return Some(Vec::new());
             };
-            let name = d
-                .get("capability")
+            let capability = d.get("capability");
+            let name = capability
                 .and_then(|c| c.get("title").or_else(|| c.get("name")))
                 .and_then(Value::as_str)
                 .unwrap_or("tool");
+            let control = capability.and_then(|c| c.get("kind")) == Some(&"control".into());
             Fact::CallRequested {
                 call: call.to_owned(),
-                name: name.to_owned(),
+                name: if control {
+                    control_words(name)
+                } else {
+                    name.to_owned()
+                },
                 input: d.get("input").cloned(),
             }
         }
@@ -136,6 +141,15 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
         _ => return None,
     };
     Some(vec![fact])
+}
+
+/// One of eve's own control tools (`capability.kind: "control"`), in words: the model
+/// waiting on its tasks is no tool the agent was given.
+fn control_words(name: &str) -> String {
+    match name.trim_start_matches("eve__") {
+        "task_wait" => "Waiting for its tasks".to_owned(),
+        other => other.replace('_', " "),
+    }
 }
 
 /// A paused turn: held for the person only when it awaits an interaction; one that

@@ -89,9 +89,12 @@ pub enum Fact {
         output: Option<Value>,
         error: Option<String>,
     },
+    /// `call`: the call that started it (eve 1.x's `startedBy`, an agent task), whose
+    /// end is the task's end too: eve sends no end of its own for such a task.
     TaskStarted {
         task: String,
         name: String,
+        call: Option<String>,
     },
     TaskSettled {
         task: String,

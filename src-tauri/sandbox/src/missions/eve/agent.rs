@@ -86,6 +86,8 @@ pub struct Agent {
     reply_deltas: Option<u64>,
     /// Hands one task to a sub-agent before the report (the `delegate` fault).
     delegate: bool,
+    /// Its first model call fails for good (the `modelFailure` knob).
+    fail: bool,
     /// The files the message being applied carries, as its records describe them.
     pub attached: Vec<Value>,
     /// 27: each reply ends with two files it made (the `agentFile` knob).
@@ -166,6 +168,7 @@ impl Agent {
             claims: Vec::new(),
             reply_deltas: None,
             delegate: false,
+            fail: false,
             attached: Vec::new(),
             make_files: false,
             delegated_cents: 0,
@@ -275,6 +278,12 @@ impl Agent {
     /// returns, as eve does for sub-agents and workflow tools since 0.48.
     pub fn delegating(mut self, on: bool) -> Self {
         self.delegate = on;
+        self
+    }
+
+    /// Its first model call fails, and eve does not retry it: the session ends failed.
+    pub fn failing(mut self, on: bool) -> Self {
+        self.fail = on;
         self
     }
 
@@ -650,6 +659,15 @@ impl Agent {
         self.begin_turn(&mut out, delivery);
         out.push(self.received(message, delivery));
         self.step_started(&mut out);
+        if self.fail {
+            out.push(self.ev(
+                "session.failed",
+                json!({"error": {"code": "MODEL_CALL_FAILED",
+                                 "message": "The model call failed: the provider refused the request."},
+                       "usage": self.total_usage()}),
+            ));
+            return (out, After::Ended);
+        }
         let topic = self.topic();
         self.think(
             &mut out,

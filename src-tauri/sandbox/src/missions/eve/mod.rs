@@ -125,6 +125,9 @@ struct Meta {
     /// The agent delegates to a sub-agent before its report (the `delegate` fault).
     #[serde(default)]
     delegate: bool,
+    /// Its first model call fails for good: the session ends failed (`modelFailure`).
+    #[serde(default)]
+    model_failure: bool,
     /// B's waiting records name the session id as their token (`sessionIdTokens`).
     #[serde(default)]
     id_tokens: bool,
@@ -199,6 +202,7 @@ impl St {
         )
         .with_reply_deltas(meta.reply_deltas)
         .delegating(meta.delegate)
+        .failing(meta.model_failure)
         .making_files(meta.agent_file)
         .asking(&meta.asks)
         .spending_to(meta.spend_percent)
@@ -386,6 +390,7 @@ fn child_session(
         transition: st.v27.transition(),
         reply_deltas: None,
         delegate: false,
+        model_failure: false,
         id_tokens: false,
         child_via_parent: false,
         sub_agent: true,
@@ -435,7 +440,7 @@ impl EveSession {
             _ if ev.kind == "usage.recorded" => None,
             _ => Some(wire::render_event(self.proto, &ev)),
         };
-        if ev.kind == "session.completed" {
+        if matches!(ev.kind, "session.completed" | "session.failed") {
             st.ended_on_wire = true;
         }
         st.write(json!({"rec": rec.as_ref().map(|r| r.line.as_str())}));
@@ -671,6 +676,7 @@ pub async fn create(
         transition: proto == MissionProtocol::Eve27 && shared.faults.v27_transition(),
         reply_deltas,
         delegate: shared.faults.delegate(),
+        model_failure: shared.faults.model_failure(),
         id_tokens: proto == MissionProtocol::EveB && shared.faults.session_id_tokens(),
         child_via_parent: shared.faults.child_route() == crate::ChildRoute::Parent,
         sub_agent: false,
@@ -802,7 +808,7 @@ pub fn load(path: &Path) -> std::io::Result<Option<EveSession>> {
                 }
                 st.children.push(Arc::new(child));
             }
-            if ev.kind == "session.completed" {
+            if matches!(ev.kind, "session.completed" | "session.failed") {
                 st.ended_on_wire = true;
             }
             if let Some(line) = rec.as_str() {

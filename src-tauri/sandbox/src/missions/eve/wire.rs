@@ -66,7 +66,7 @@ pub fn render_event(proto: MissionProtocol, ev: &Ev) -> Rec {
             ev.kind,
             "session.waiting" | "session.completed" | "session.failed"
         ),
-        ended: ev.kind == "session.completed",
+        ended: matches!(ev.kind, "session.completed" | "session.failed"),
     }
 }
 
@@ -85,7 +85,7 @@ pub fn rec_from_line(proto: MissionProtocol, line: &str) -> Rec {
                 ty,
                 "session.waiting" | "session.completed" | "session.failed"
             ),
-            ty == "session.completed",
+            matches!(ty, "session.completed" | "session.failed"),
         )
     };
     Rec {
@@ -465,9 +465,33 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
         "session.completed" => {
             vec![fact("session.ended", None, json!({"outcome": "completed"}))]
         }
+        // eve 1.x ends a session whose model failed for good in one line: the deliveries
+        // failed with the session, the turn cancelled, the session ended failed.
+        "session.failed" => {
+            let mut facts: Vec<Value> = (state.deliveries.drain(..))
+                .map(|id| {
+                    fact(
+                        "delivery.settled",
+                        None,
+                        json!({"deliveryId": id, "outcome": "failed", "reason": "session-ended"}),
+                    )
+                })
+                .collect();
+            facts.push(fact(
+                "turn.settled",
+                turn,
+                json!({"turnId": turn, "outcome": "cancelled"}),
+            ));
+            facts.push(fact(
+                "session.ended",
+                None,
+                json!({"outcome": "failed", "cause": {"turnId": turn}, "error": ev.data["error"]}),
+            ));
+            facts
+        }
         _ => return None,
     };
-    let ended = ev.kind == "session.completed";
+    let ended = matches!(ev.kind, "session.completed" | "session.failed");
     Some(Rec {
         line: json!({"at": rfc3339(now_ms()), "facts": facts}).to_string(),
         boundary: ended,

@@ -1,0 +1,417 @@
+//! The CLI against eve itself. Each test body runs twice: against a real eve 1.0.1
+//! server (`tests/eve-agent`, its scripted model picking what to do from words in the
+//! objective) and against the sandbox's eve 27, whose knobs stand in for those words.
+//! What the sandbox makes up, the real server would catch: it is the judge here.
+
+mod common;
+
+use casebook_sandbox::{MissionProtocol, Pace, RunningSandbox, SandboxConfig};
+use casebook_testsupport::real_eve::RealEve;
+use common::{Cli, ok};
+use serde_json::{Value, json};
+use std::io::BufRead;
+use std::path::Path;
+use std::process::{Output, Stdio};
+use std::time::Duration;
+
+/// What a mission is asked to do: the word the real agent acts on, the knob the sandbox
+/// needs for the same.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Scenario {
+    Report,
+    Question,
+    Approval,
+    Delegate,
+    /// A turn that runs for a while, to be cancelled or steered.
+    Slow,
+    /// A model failure eve does not retry: the session ends.
+    Fail,
+}
+
+enum Eve {
+    Real(RealEve),
+    Sandbox(RunningSandbox),
+}
+
+struct Server {
+    eve: Eve,
+    cli: Cli,
+}
+
+impl Server {
+    async fn real() -> Self {
+        let eve = tokio::task::spawn_blocking(RealEve::start).await.unwrap();
+        let cli = Cli {
+            url: eve.base_url().to_owned(),
+            key: eve.key().to_owned(),
+        };
+        Server {
+            eve: Eve::Real(eve),
+            cli,
+        }
+    }
+
+    async fn sandbox(scenario: Scenario) -> Self {
+        let slow = scenario == Scenario::Slow;
+        let sb = casebook_sandbox::start(SandboxConfig {
+            pace: Pace::Instant,
+            mission_pace_ms: Some(if slow { 100 } else { 0 }),
+            mission_events: Some(if slow { 600 } else { 120 }),
+            mission_protocol: MissionProtocol::Eve27,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+        let f = sb.faults();
+        match scenario {
+            Scenario::Approval => f.set_approval(true),
+            Scenario::Delegate => f.set_delegate(true),
+            Scenario::Fail => f.set_model_failure(true),
+            _ => {}
+        }
+        Server {
+            cli: Cli::new(&sb),
+            eve: Eve::Sandbox(sb),
+        }
+    }
+
+    /// The real eve, then the sandbox, each set up for `scenario`.
+    async fn each(scenario: Scenario) -> Vec<Server> {
+        vec![Self::real().await, Self::sandbox(scenario).await]
+    }
+
+    fn name(&self) -> String {
+        match &self.eve {
+            Eve::Real(eve) => format!("eve {}", eve.version()),
+            Eve::Sandbox(_) => "the sandbox's eve 27".into(),
+        }
+    }
+
+    /// An objective both servers read as `scenario`: the real agent by its word, the
+    /// sandbox by its knob (and "ambiguous", its word for a question).
+    fn objective(&self, scenario: Scenario) -> String {
+        let word = match scenario {
+            Scenario::Report => "",
+            Scenario::Question => " An ambiguous question.",
+            Scenario::Approval => " Publish a note: approval.",
+            Scenario::Delegate => " delegate",
+            Scenario::Slow => " slow 40",
+            Scenario::Fail => " fail",
+        };
+        format!("Does urban heat raise hospital admissions?{word}")
+    }
+
+    async fn run(&self, args: &[&str], data: &Path) -> Output {
+        self.cli.run(args, data).await
+    }
+
+    async fn show(&self, sid: &str, data: &Path) -> Value {
+        serde_json::from_str(&ok(&self.run(&["mission", "show", sid, "--json"], data).await))
+            .unwrap()
+    }
+
+    /// `mission start --follow --json` for `scenario`: the session id.
+    async fn start(&self, scenario: Scenario, data: &Path) -> String {
+        self.cli
+            .start_following(&self.objective(scenario), data)
+            .await
+            .1
+    }
+
+    fn log(&self) -> String {
+        match &self.eve {
+            Eve::Real(eve) => eve.log_tail(),
+            Eve::Sandbox(_) => String::new(),
+        }
+    }
+}
+
+fn items(show: &Value) -> &Vec<Value> {
+    show["items"].as_array().unwrap()
+}
+
+/// The text of the last thing the agent said.
+fn last_reply(show: &Value) -> String {
+    let messages = show["messages"].as_array().unwrap();
+    let last = messages.last().unwrap();
+    assert_eq!(last["role"], "assistant", "{show}");
+    last["text"].as_str().unwrap().to_owned()
+}
+
+fn no_step_running(show: &Value, who: &str) {
+    for item in items(show) {
+        assert_ne!(
+            item["step"]["status"], "running",
+            "{who}: a step stays open after its turn settled: {item}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_mission_is_followed_to_its_report_with_its_sources() {
+    for s in Server::each(Scenario::Report).await {
+        let who = s.name();
+        let here = tempfile::tempdir().unwrap();
+        let sid = s.start(Scenario::Report, here.path()).await;
+        let show = s.show(&sid, here.path()).await;
+        assert_eq!(show["status"], "waiting", "{who}: {show}\n{}", s.log());
+        assert!(!last_reply(&show).is_empty(), "{who}");
+        let sources = show["sources"].as_array().unwrap();
+        assert!(!sources.is_empty(), "{who}: {show}");
+        assert!(
+            sources.iter().all(|x| x["url"].as_str().unwrap().starts_with("https://")),
+            "{who}: {show}"
+        );
+        no_step_running(&show, &who);
+        assert_eq!(show["pending"], json!([]), "{who}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_question_is_answered_by_a_click_on_an_option_and_by_typing() {
+    for s in Server::each(Scenario::Question).await {
+        for by_text in [false, true] {
+            let who = format!("{} by text {by_text}", s.name());
+            let here = tempfile::tempdir().unwrap();
+            let sid = s.start(Scenario::Question, here.path()).await;
+            let asked = s.show(&sid, here.path()).await;
+            assert_eq!(asked["status"], "needs_input", "{who}: {asked}");
+            let q = &asked["pending"][0];
+            assert_eq!(q["kind"], "question", "{who}");
+            let request = q["requestId"].as_str().unwrap();
+            let option = q["options"][0]["id"].as_str().unwrap();
+            let text = "Only the last five years, in Europe";
+            let mut args = vec!["mission", "answer", &sid, "--request", request];
+            if by_text {
+                assert_eq!(q["allowFreeform"], true, "{who}: {q}");
+                args.extend(["--text", text]);
+            } else {
+                // The options as the server lists them: eve 1.x's ids are their labels.
+                args.extend(["--option", option]);
+            }
+            args.push("--follow");
+            ok(&s.run(&args, here.path()).await);
+            let after = s.show(&sid, here.path()).await;
+            assert_eq!(after["status"], "waiting", "{who}: {after}\n{}", s.log());
+            assert_eq!(after["pending"], json!([]), "{who}: {after}");
+            let item = items(&after)
+                .iter()
+                .find(|i| i["request"]["requestId"] == request)
+                .unwrap();
+            let words = item["request"]["outcomeText"].as_str().unwrap();
+            assert!(words.starts_with("Answered"), "{who}: {item}");
+            let answer = if by_text { text } else { option };
+            if matches!(s.eve, Eve::Real(_)) {
+                // The scripted model quotes what it was told.
+                assert!(last_reply(&after).contains(answer), "{who}: {after}");
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_approval_is_approved_and_another_denied() {
+    for s in Server::each(Scenario::Approval).await {
+        for approve in [true, false] {
+            let who = format!("{} approve {approve}", s.name());
+            let here = tempfile::tempdir().unwrap();
+            if let Eve::Sandbox(sb) = &s.eve {
+                sb.faults().set_approval(true);
+            }
+            let sid = s.start(Scenario::Approval, here.path()).await;
+            let asked = s.show(&sid, here.path()).await;
+            assert_eq!(asked["status"], "needs_input", "{who}: {asked}");
+            let a = &asked["pending"][0];
+            assert_eq!(a["kind"], "approval", "{who}");
+            // eve 1.x offers approve and deny, and no style: drawn as eve's client does.
+            assert_eq!(
+                a["options"],
+                json!([
+                    {"id": "approve", "label": "Approve", "style": "primary"},
+                    {"id": "deny", "label": "Deny", "style": "danger"},
+                ]),
+                "{who}"
+            );
+            let request = a["requestId"].as_str().unwrap();
+            let option = if approve { "approve" } else { "deny" };
+            let args = [
+                "mission", "answer", &sid, "--request", request, "--option", option, "--follow",
+            ];
+            ok(&s.run(&args, here.path()).await);
+            let after = s.show(&sid, here.path()).await;
+            assert_eq!(after["status"], "waiting", "{who}: {after}\n{}", s.log());
+            assert_eq!(after["pending"], json!([]), "{who}");
+            let item = items(&after)
+                .iter()
+                .find(|i| i["request"]["requestId"] == request)
+                .unwrap();
+            let words = if approve { "Approved" } else { "Declined" };
+            assert_eq!(item["request"]["outcomeText"], words, "{who}: {item}");
+            no_step_running(&after, &who);
+            if matches!(s.eve, Eve::Real(_)) {
+                let reply = last_reply(&after);
+                assert_eq!(reply.contains("not published"), !approve, "{who}: {reply}");
+            }
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_delegated_mission_closes_its_agent_task_and_opens_its_sub_agent() {
+    for s in Server::each(Scenario::Delegate).await {
+        let who = s.name();
+        let here = tempfile::tempdir().unwrap();
+        let sid = s.start(Scenario::Delegate, here.path()).await;
+        let show = s.show(&sid, here.path()).await;
+        assert_eq!(show["status"], "waiting", "{who}: {show}\n{}", s.log());
+        no_step_running(&show, &who);
+        assert!(!last_reply(&show).is_empty(), "{who}");
+        let agent = ok(&s
+            .run(
+                &["mission", "show", &sid, "--agent", "researcher", "--json"],
+                here.path(),
+            )
+            .await);
+        let agent: Value = serde_json::from_str(&agent).unwrap();
+        let said = agent.to_string();
+        assert!(said.contains("https://"), "{who}: its sources: {agent}");
+    }
+}
+
+/// `mission watch --json` in a child process, its lines handed over as they come.
+fn watch(s: &Server, sid: &str, data: &Path) -> (std::process::Child, std::sync::mpsc::Receiver<Value>) {
+    let mut child = common::casebook(
+        &["mission", "watch", sid, "--json"],
+        &s.cli.url,
+        &s.cli.key,
+        data,
+    )
+    .stdout(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let out = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(out).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str::<Value>(&line)
+                && tx.send(v).is_err()
+            {
+                break;
+            }
+        }
+    });
+    (child, rx)
+}
+
+/// The next record the watch prints that `pred` accepts (a liveness bound, not a
+/// timing claim: a watch that hangs fails here instead of hanging the suite).
+fn until(rx: &std::sync::mpsc::Receiver<Value>, who: &str, pred: impl Fn(&Value) -> bool) -> Value {
+    loop {
+        match rx.recv_timeout(Duration::from_secs(180)) {
+            Ok(v) if pred(&v) => return v,
+            Ok(_) => {}
+            Err(e) => panic!("{who}: the watch ended or stalled ({e})"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cancel_ends_the_running_turn_and_the_session_waits_for_a_message() {
+    for s in Server::each(Scenario::Slow).await {
+        let who = s.name();
+        let here = tempfile::tempdir().unwrap();
+        let started = ok(&s
+            .run(
+                &["mission", "start", "--objective", &s.objective(Scenario::Slow), "--json"],
+                here.path(),
+            )
+            .await);
+        let first: Value = serde_json::from_str(started.lines().next().unwrap()).unwrap();
+        let sid = first["sessionId"].as_str().unwrap().to_owned();
+        let (mut child, rx) = watch(&s, &sid, here.path());
+        // Into the reply's streaming, so there is something to cut off.
+        until(&rx, &who, |v| v["event"] == "content.delta");
+        let cancelled = ok(&s.run(&["mission", "cancel", &sid], here.path()).await);
+        assert!(cancelled.contains("accepted"), "{who}: {cancelled}");
+        until(&rx, &who, |v| {
+            v["event"] == "turn.settled" && v["data"]["outcome"] == "cancelled"
+        });
+        let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+            .await
+            .unwrap();
+        assert!(status.success(), "{who}: the watch ends at the cancelled turn");
+        let show = s.show(&sid, here.path()).await;
+        assert_eq!(show["status"], "cancelled", "{who}: {show}");
+        no_step_running(&show, &who);
+        // What the cancel cut off (eve: `interrupted`) is an aside, not the reply: no
+        // report comes of it.
+        for m in show["messages"].as_array().unwrap() {
+            if m["role"] == "assistant" {
+                assert_eq!(m["narration"], true, "{who}: {m}");
+            }
+        }
+        let report = s
+            .run(&["mission", "export", &sid, "--format", "report"], here.path())
+            .await;
+        assert!(!report.status.success(), "{who}: {report:?}");
+        // The session goes on waiting for a message: a reply is taken and answered.
+        ok(&s
+            .run(
+                &["mission", "reply", &sid, "--message", "Just the summary, please.", "--follow"],
+                here.path(),
+            )
+            .await);
+        let after = s.show(&sid, here.path()).await;
+        assert_eq!(after["status"], "waiting", "{who}: {after}\n{}", s.log());
+        assert!(!last_reply(&after).is_empty(), "{who}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_eve_ended_reads_as_failed_and_a_reply_to_it_is_refused_plainly() {
+    for s in Server::each(Scenario::Fail).await {
+        let who = s.name();
+        let here = tempfile::tempdir().unwrap();
+        let out = s
+            .run(
+                &["mission", "start", "--objective", &s.objective(Scenario::Fail), "--follow"],
+                here.path(),
+            )
+            .await;
+        let list: Value = serde_json::from_str(&ok(&s
+            .run(&["mission", "list", "--json"], here.path())
+            .await))
+        .unwrap();
+        let sid = list[0]["sessionId"].as_str().unwrap().to_owned();
+        let show = s.show(&sid, here.path()).await;
+        assert_eq!(show["status"], "failed", "{who}: {show}\n{out:?}\n{}", s.log());
+        let reply = s
+            .run(&["mission", "reply", &sid, "--message", "Try again?"], here.path())
+            .await;
+        assert!(!reply.status.success(), "{who}");
+        let said = String::from_utf8_lossy(&reply.stderr);
+        assert!(said.contains("has ended"), "{who}: {said}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_wrong_key_is_refused_in_plain_words() {
+    for s in Server::each(Scenario::Report).await {
+        let who = s.name();
+        let here = tempfile::tempdir().unwrap();
+        let wrong = Cli {
+            url: s.cli.url.clone(),
+            key: "not-the-key".into(),
+        };
+        let out = wrong
+            .run(
+                &["mission", "start", "--objective", "Does shade help?"],
+                here.path(),
+            )
+            .await;
+        assert!(!out.status.success(), "{who}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("did not accept the API key"), "{who}: {said}");
+        assert!(!said.contains("not-the-key"), "{who}: the key is never said");
+    }
+}
