@@ -25,3 +25,8 @@ if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import docx, pptx' 2>
   /usr/bin/python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check 'python-docx==1.2.0' 'python-pptx==1.0.2'
 fi
+# The real eve servers the tests run against: every release pinned in tests/eve-agent*/
+# (1.0.1 and the older 0.80.1, 0.64.1, 0.30.8), each `npm ci` from its own lockfile and
+# `eve build` into a cache outside the checkout (scripts/eve-server.sh). About a second
+# when nothing changed; a minute or two from nothing.
+"$(dirname "$0")/eve-server.sh" install-all
