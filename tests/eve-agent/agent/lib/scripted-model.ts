@@ -4,7 +4,8 @@
 //
 // The scenario comes from words in the mission objective (the text after "MISSION
 // OBJECTIVE:" in the first user message), tried in this order:
-//   fail      the call fails with a non-retryable error (eve ends the session)
+//   fail      after two seconds, the call fails with a non-retryable error (eve ends the
+//             session; the wait lets a client attach before eve deletes its history)
 //   retry     the first attempt fails with a retryable error, the retry succeeds
 //   delegate  hand a task to the `researcher` subagent, wait, report its findings
 //             ("delegate ... slow N": the researcher streams for N seconds first)
@@ -236,6 +237,8 @@ class ScriptedOverload extends Error {
   readonly statusCode = 503;
 }
 
+const FAIL_AFTER_MS = 2000;
+
 function fail(retryable: boolean): never {
   if (retryable) throw new ScriptedOverload("Scripted overload (retryable).");
   // A 400 from the provider: eve treats it as terminal and does not retry.
@@ -300,6 +303,9 @@ export const scriptedModel = {
   async doStream(options: any) {
     const step = decide(options.prompt);
     log(options, step.kind === "text" ? { ...step, chunks: step.chunks.length } : step);
+    // eve deletes an ended session's history at once: a client that reads the stream
+    // after that gets 410, so the end comes once a reader can be there to see it.
+    if (step.kind === "error" && !step.retryable) await sleep(FAIL_AFTER_MS, options.abortSignal);
     if (step.kind === "error") fail(step.retryable);
     const signal: AbortSignal | undefined = options.abortSignal;
     const inTokens = JSON.stringify(options.prompt).length >> 2;

@@ -70,6 +70,11 @@ impl Conversation {
                 }
             }
             Fact::TaskResult { tasks, text } => {
+                for task in tasks {
+                    if let Some(at) = self.take_key(&format!("task:{task}")) {
+                        self.settle_step(at, "completed", None, None, seq);
+                    }
+                }
                 let text = text.clone().unwrap_or_else(|| match tasks.as_slice() {
                     [] => "A background task finished.".to_owned(),
                     ids => format!("Background task {} finished.", ids.join(", ")),
@@ -139,7 +144,12 @@ impl Conversation {
                     self.settle_step(task, status, None, None, seq);
                 }
             }
-            Fact::TaskStarted { task, name, call } => {
+            Fact::TaskStarted {
+                task,
+                name,
+                call,
+                detached,
+            } => {
                 // The task a call started is that call's work: one step, not two.
                 let started_by = call.as_ref().and_then(|c| self.key(&format!("call:{c}")));
                 if let Some(at) = started_by {
@@ -147,7 +157,8 @@ impl Conversation {
                     return;
                 }
                 let at = self.open_step(format!("task:{task}"), "task", name, None, seq);
-                if let Some(call) = call {
+                // One that runs past its turn ends with its result, not with the turn.
+                if let (Some(call), false) = (call, detached) {
                     self.remember(format!("taskcall:{call}"), at);
                 }
             }
@@ -158,6 +169,8 @@ impl Conversation {
                 error,
             } => {
                 if let Some(at) = self.take_key(&format!("task:{task}")) {
+                    // Nothing else ends it now (the call that started it, its turn).
+                    self.forget(at);
                     self.settle_step(at, status, output.as_ref(), error.clone(), seq);
                 }
             }
@@ -414,6 +427,27 @@ impl Conversation {
     }
 
     fn turn_started(&mut self, seq: u64) {
+        // eve before 0.31 says nothing of an answer: the next turn is how it was
+        // answered (an option, a text, or a message it took as one). Later releases
+        // settle each request before a new turn, so nothing is left here for them.
+        // (A release that settles it after the turn's start still can: its key is kept.)
+        let asked: Vec<u32> = (self.progress.open.iter())
+            .filter(|(k, _)| k.starts_with("req:"))
+            .map(|(_, at)| *at)
+            .collect();
+        for at in asked {
+            let unsettled =
+                (self.items[at as usize].request.as_ref()).is_some_and(|r| r.outcome.is_none());
+            if !unsettled {
+                continue;
+            }
+            let item = self.touch(at, seq);
+            item.open = false;
+            if let Some(r) = &mut item.request {
+                r.outcome = Some("answered-by-next-turn".into());
+                r.outcome_text = r.outcome_words();
+            }
+        }
         self.progress.turns += 1;
         let n = self.progress.turns;
         let at = self.push(ItemKind::Turn, format!("Turn {n}"), seq);
@@ -822,6 +856,11 @@ impl Conversation {
             item.open = false;
             if let Some(step) = &mut item.step {
                 step.status = StepStatus::Cancelled;
+            }
+            // Text the cancel cut off is an aside, not the reply (eve 1.x says so with
+            // `interrupted`; before, the text just stops).
+            if item.kind == ItemKind::Assistant {
+                item.narration = true;
             }
             if let Some(r) = &mut item.request {
                 r.outcome = Some(how.to_owned());

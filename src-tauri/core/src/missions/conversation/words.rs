@@ -37,6 +37,8 @@ impl PendingRequest {
             "abandoned" => "Abandoned: the turn went on without it".into(),
             "expired" => "Expired before it was answered".into(),
             "cancelled" => "Cancelled with its turn".into(),
+            // eve before 0.31 marks no answer: the next turn began from it.
+            "answered-by-next-turn" => "Answered".into(),
             other => other.to_owned(),
         })
     }

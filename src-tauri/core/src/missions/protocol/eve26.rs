@@ -53,6 +53,20 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
                 .or_else(|| text_of_parts(d.get("parts")))
                 .map(str::to_owned),
         },
+        // Its older name (eve 0.64), which names the task only in its text: "Background
+        // task task_… (researcher) is completed."
+        "message.received" if s("kind") == Some("execution.background_task") => {
+            let said = s("message").or_else(|| text_of_parts(d.get("parts")));
+            Fact::TaskResult {
+                tasks: said
+                    .and_then(|t| t.strip_prefix("Background task "))
+                    .and_then(|t| t.split_whitespace().next())
+                    .map(str::to_owned)
+                    .into_iter()
+                    .collect(),
+                text: said.map(str::to_owned),
+            }
+        }
         "message.received" => return none(),
         "message.appended" | "reasoning.appended" => {
             let kind = part_kind(&e.event);
@@ -123,7 +137,11 @@ fn work(e: &MissionEvent) -> Option<Vec<Fact>> {
             },
             None => return none(),
         },
-        "action.result" => return Some(call_settled(d).into_iter().collect()),
+        "action.result" => {
+            let mut facts: Vec<Fact> = call_settled(d).into_iter().collect();
+            facts.extend(background_receipt(d));
+            return Some(facts);
+        }
         "action.partial" => return none(),
         "task.started" => match s("taskId") {
             Some(task) => Fact::TaskStarted {
@@ -134,6 +152,7 @@ fn work(e: &MissionEvent) -> Option<Vec<Fact>> {
                     .and_then(serde_json::Value::as_str)
                     .or_else(|| s("callId"))
                     .map(str::to_owned),
+                detached: false,
             },
             None => return none(),
         },
@@ -156,6 +175,18 @@ fn work(e: &MissionEvent) -> Option<Vec<Fact>> {
                 call: owned(d, "callId"),
                 session: owned(d, "sessionId"),
                 stream: owned(d, "streamPath"),
+            }
+        }
+        // eve before 0.70 (0.30, 0.64): its end comes in this stream, by its call.
+        "subagent.called" => {
+            let name = s("name").or_else(|| s("toolName")).unwrap_or("sub-agent");
+            Fact::ChildStarted {
+                key: s("callId").unwrap_or(name).to_owned(),
+                name: name.to_owned(),
+                ends_here: true,
+                call: owned(d, "callId"),
+                session: owned(d, "childSessionId"),
+                stream: owned(d, "childStreamPath"),
             }
         }
         "subagent.completed" => Fact::ChildEnded {
@@ -250,6 +281,28 @@ fn part_key(d: &Value, kind: PartKind) -> String {
         .unwrap_or("");
     let step = d.get("stepIndex").and_then(Value::as_u64).unwrap_or(0);
     format!("{what}:{turn}:{step}")
+}
+
+/// A call whose result is a receipt for work that goes on in the background (eve 0.64:
+/// `{status: "working", taskId}`): the task runs past its turn.
+fn background_receipt(d: &Value) -> Option<Fact> {
+    let output = d.pointer("/result/output")?;
+    if text(output, "status") != Some("working") {
+        return None;
+    }
+    Some(Fact::TaskStarted {
+        task: text(output, "taskId")?.to_owned(),
+        name: d
+            .pointer("/result/toolName")
+            .and_then(Value::as_str)
+            .unwrap_or("background task")
+            .to_owned(),
+        call: d
+            .pointer("/result/callId")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        detached: true,
+    })
 }
 
 /// Which sub-agent: its session, else the call that started it, else its name.

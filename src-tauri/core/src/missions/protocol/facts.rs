@@ -91,10 +91,13 @@ pub enum Fact {
     },
     /// `call`: the call that started it (eve 1.x's `startedBy`, an agent task), whose
     /// end is the task's end too: eve sends no end of its own for such a task.
+    /// `detached`: it runs on past its turn, and its result comes in a turn of its own
+    /// (eve 0.64's background sub-agent, known by the receipt its call returned).
     TaskStarted {
         task: String,
         name: String,
         call: Option<String>,
+        detached: bool,
     },
     TaskSettled {
         task: String,

@@ -26,6 +26,9 @@ pub struct TurnTracker {
     held: bool,
     /// Background tasks started in this turn and not settled.
     tasks: BTreeSet<String>,
+    /// Tasks that run on past their turn: their result comes in a turn of its own, so a
+    /// `session.waiting` is not the end while one runs.
+    detached: BTreeSet<String>,
     /// Folded from a stored status that waited on the person, with the questions
     /// themselves unknown: counts as one open question until one is settled.
     assumed_open: bool,
@@ -78,7 +81,7 @@ impl TurnTracker {
 
     /// The turn goes on by itself past a `session.waiting`.
     fn goes_on(&self) -> bool {
-        self.held || !self.tasks.is_empty()
+        self.held || !self.tasks.is_empty() || !self.detached.is_empty()
     }
 
     /// Takes one fact; whether it ends what a watcher follows, and how.
@@ -114,11 +117,19 @@ impl TurnTracker {
             // A new turn: the person spoke again, and what an earlier one asked is moot
             // (eve withdraws it).
             Fact::TurnStarted => *self = Self::default(),
+            Fact::TaskStarted {
+                task,
+                detached: true,
+                ..
+            } if self.detached.len() < MAX_OPEN => {
+                self.detached.insert(task.clone());
+            }
             Fact::TaskStarted { task, .. } if self.tasks.len() < MAX_OPEN => {
                 self.tasks.insert(task.clone());
             }
             Fact::TaskSettled { task, .. } => {
                 self.tasks.remove(task);
+                self.detached.remove(task);
             }
             Fact::TurnResumed => self.held = false,
             Fact::TurnEnded { held: true, .. } => self.held = true,

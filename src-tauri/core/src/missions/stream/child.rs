@@ -74,7 +74,16 @@ impl InvestigationClient {
     /// under another base. A path outside the base (or a URL) is not followed: the key
     /// goes only where the parent's stream is read.
     pub fn child_own_path(&self, child: &ChildRef) -> Option<String> {
-        let path = child.stream_path.as_deref()?;
+        // eve 0.30 names the child's session and no path: its own stream is where every
+        // session's is.
+        let Some(path) = child.stream_path.as_deref() else {
+            return crate::missions::client::session_path_under(
+                self.api_base(),
+                &child.session_id,
+                "/stream",
+            )
+            .ok();
+        };
         if path.contains("://") || path.contains(['?', '#', '\\']) {
             return None;
         }
