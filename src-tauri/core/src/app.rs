@@ -552,7 +552,9 @@ impl Casebook {
     /// A mission window's subscription: the mission, its conversation's newest items, then
     /// what each batch of records changes; the records themselves only with `records` (the
     /// raw view): at 50,000 records each one passed on anyway left the web process holding
-    /// more memory for it.
+    /// more memory for it. A mission stored as waiting is asked for once from its stored
+    /// cursor ([`Self::watch_asking`]): another client may have replied or answered since,
+    /// or its history may have expired.
     pub async fn watch_window(
         self: &Arc<Self>,
         session_id: &str,
@@ -565,7 +567,7 @@ impl Casebook {
         } else {
             Box::new(move |u| matches!(u, MissionUpdate::Events { .. }) || sink(u))
         };
-        self.watch(session_id, label, sink, false).await
+        self.watch_asking(session_id, label, sink, false).await
     }
 
     /// Sends the mission's history to `sink`, then every new event while it is followed.

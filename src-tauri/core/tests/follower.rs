@@ -465,3 +465,52 @@ async fn an_answer_given_as_soon_as_asked_waits_for_the_turn_to_park() {
         MissionStatus::Waiting
     );
 }
+
+/// A mission stored as waiting, opened in a window, asks the service once from its
+/// stored cursor: what another client sent since (a reply and its turn) arrives, and
+/// the mission ends waiting again, the store holding every record once.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_waiting_mission_opened_in_a_window_asks_the_service_once() {
+    let (core, _seen, _dir) = casebook_on(0, 120, MissionProtocol::Eve27).await;
+    let record = core.start_mission(&spec()).await.unwrap();
+    let id = record.session_id.clone();
+    core.watch_finished(&id).await;
+    let before = core.mission(&id).await.unwrap();
+    assert_eq!(before.status, MissionStatus::Waiting);
+    // Another client replies, past this computer's store.
+    let elsewhere = core.investigations().await.unwrap();
+    let dialect = casebook_core::missions::client::Dialect::of_stream(Some(27));
+    elsewhere
+        .follow_up(
+            &id,
+            &FollowUp::Message("Asked from my phone".into()),
+            None,
+            dialect,
+        )
+        .await
+        .unwrap();
+    let (sink, log) = recorder();
+    core.watch_window(&id, "window", sink, true).await.unwrap();
+    core.watch_finished(&id).await;
+    let after = core.mission(&id).await.unwrap();
+    assert_eq!(after.status, MissionStatus::Waiting, "{after:?}");
+    assert!(after.event_count > before.event_count, "{after:?}");
+    let (kept, _) = core.store.conversation(&id).await.unwrap();
+    let user = kept
+        .items
+        .iter()
+        .rev()
+        .find(|i| i.kind.as_str() == "user")
+        .unwrap();
+    assert_eq!(user.text, "Asked from my phone");
+    // The window was sent the new records as they came, each once (eve 27's records
+    // have no ids: their place in the mission).
+    let seqs: Vec<u64> = (log.lock().unwrap().iter())
+        .filter(|m| m["type"] == "events")
+        .flat_map(|m| m["events"].as_array().unwrap().clone())
+        .map(|e| e["seq"].as_u64().unwrap())
+        .collect();
+    assert!(!seqs.is_empty());
+    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
+    assert_eq!(*seqs.last().unwrap(), after.event_count, "{seqs:?}");
+}
