@@ -426,6 +426,9 @@ pub fn print_conversation(record: &MissionRecord, conv: &Conversation, json: boo
             p.prompt,
             p.request_id
         );
+        if let Some(refusal) = &p.refusal {
+            say!("  {refusal}");
+        }
         for o in &p.options {
             say!("  --option {}  {}", shell_word(&o.id), o.label);
         }

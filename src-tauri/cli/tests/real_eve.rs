@@ -306,6 +306,78 @@ async fn an_approval_is_approved_and_another_denied() {
     }
 }
 
+/// An answer eve takes (202) and then refuses on the stream (an option the approval did
+/// not offer) is said plainly, never shown as approved; the approval stays open and the
+/// next answer is taken. (eve before 1.0 refuses such an answer at once with a 400.)
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_refused_on_the_stream_is_said_plainly_and_the_approval_stays_open() {
+    let servers = vec![
+        Server::real(real_eve::CURRENT).await,
+        Server::sandbox(Scenario::Approval).await,
+    ];
+    for s in servers {
+        let who = s.name();
+        let here = tempfile::tempdir().unwrap();
+        let sid = s.start(Scenario::Approval, here.path()).await;
+        let asked = s.show(&sid, here.path()).await;
+        let request = asked["pending"][0]["requestId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        let args = [
+            "mission",
+            "answer",
+            &sid,
+            "--request",
+            &request,
+            "--option",
+            "maybe",
+            "--follow",
+        ];
+        ok(&s.run(&args, here.path()).await);
+        let after = s.show(&sid, here.path()).await;
+        assert_eq!(
+            after["status"],
+            "needs_input",
+            "{who}: {after}\n{}",
+            s.log()
+        );
+        let pending = &after["pending"][0];
+        assert_eq!(pending["requestId"], request.as_str(), "{who}: {after}");
+        let refusal = pending["refusal"].as_str().unwrap_or_default();
+        assert!(
+            refusal.starts_with("The service refused your answer: "),
+            "{who}: {pending}"
+        );
+        assert!(
+            pending.get("outcome").is_none(),
+            "{who}: not approved: {pending}"
+        );
+        let text = ok(&s.run(&["mission", "show", &sid], here.path()).await);
+        assert!(text.contains(refusal), "{who}: {text}");
+        // Answered again with an option it offers: taken, and the turn goes on.
+        let args = [
+            "mission",
+            "answer",
+            &sid,
+            "--request",
+            &request,
+            "--option",
+            "approve",
+            "--follow",
+        ];
+        ok(&s.run(&args, here.path()).await);
+        let done = s.show(&sid, here.path()).await;
+        assert_eq!(done["status"], "waiting", "{who}: {done}");
+        let item = items(&done)
+            .iter()
+            .find(|i| i["request"]["requestId"] == request.as_str())
+            .unwrap();
+        assert_eq!(item["request"]["outcomeText"], "Approved", "{who}: {item}");
+        assert!(item["request"].get("refusal").is_none(), "{who}: {item}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_delegated_mission_closes_its_agent_task_and_opens_its_sub_agent() {
     for s in Server::each(Scenario::Delegate).await {

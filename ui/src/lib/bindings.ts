@@ -271,7 +271,12 @@ outcomeText?: string,
 /**
  * The answer given: the chosen option's label, or the text.
  */
-answer?: string, };
+answer?: string, 
+/**
+ * While still open: what became of the last answer the service took but did not
+ * apply (eve 1.x's `response.settled` `refused`, `expired`, …), in plain words.
+ */
+refusal?: string, };
 
 export type SignIn = { 
 /**

@@ -138,6 +138,7 @@ fn fact_moves(fact: &Fact) -> Option<MissionStatus> {
             MissionStatus::Running
         }
         Fact::RequestOpened(_) => MissionStatus::NeedsInput,
+        Fact::ResponseSettled { outcome, .. } if outcome != "applied" => MissionStatus::NeedsInput,
         // A sign-in carried by an interaction holds the turn; eve 26's goes on by itself
         // once the browser's callback arrives.
         Fact::SignInOpened {

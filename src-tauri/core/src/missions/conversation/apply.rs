@@ -210,6 +210,30 @@ impl Conversation {
                 self.push(ItemKind::Failure, msg, seq);
             }
             Fact::RequestOpened(request) => self.ask(request, seq),
+            Fact::ResponseSubmitted {
+                response,
+                interaction,
+            } => {
+                if let Some(at) = self.key(&format!("req:{interaction}")) {
+                    self.remember(format!("resp:{response}"), at);
+                }
+            }
+            Fact::ResponseSettled {
+                response,
+                outcome,
+                reason,
+            } => {
+                let Some(at) = self.take_key(&format!("resp:{response}")) else {
+                    return;
+                };
+                // Taken: the interaction's own end says how. Otherwise it is still open,
+                // and says plainly what became of the answer.
+                if outcome != "applied"
+                    && let Some(r) = &mut self.touch(at, seq).request
+                {
+                    r.refusal = Some(refusal_words(outcome, reason.as_deref()));
+                }
+            }
             Fact::RequestSettled {
                 id,
                 outcome,
@@ -747,6 +771,7 @@ impl Conversation {
             reason: None,
             outcome_text: None,
             answer: None,
+            refusal: None,
         };
         let key = format!("req:{}", request.request_id);
         let at = self.push(ItemKind::Question, request.prompt.clone(), seq);
@@ -797,6 +822,7 @@ impl Conversation {
                     .map(str::to_owned),
             };
             r.outcome = Some(outcome);
+            r.refusal = None;
             r.reason = reason.map(str::to_owned);
             r.outcome_text = r.outcome_words();
         }
@@ -871,6 +897,21 @@ impl Conversation {
                 x.outcome_text = x.outcome_words();
             }
         }
+    }
+}
+
+/// What became of an answer the service took and then did not apply, in plain words.
+fn refusal_words(outcome: &str, reason: Option<&str>) -> String {
+    let what = match outcome {
+        "refused" => "The service refused your answer",
+        "withdrawn" => "Your answer was withdrawn",
+        "expired" => "Your answer expired before it was applied",
+        "abandoned" => "Your answer was dropped: the turn went on without it",
+        _ => "Your answer could not be applied",
+    };
+    match reason.map(str::trim).filter(|r| !r.is_empty()) {
+        Some(r) => format!("{what}: {r}"),
+        None => format!("{what}."),
     }
 }
 

@@ -189,6 +189,11 @@ pub struct PendingRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub answer: Option<String>,
+    /// While still open: what became of the last answer the service took but did not
+    /// apply (eve 1.x's `response.settled` `refused`, `expired`, …), in plain words.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub refusal: Option<String>,
 }
 
 /// A sign-in the mission waits for: where to go, the code to type, until when.

@@ -84,6 +84,7 @@ mod tests {
             reason: reason.map(str::to_owned),
             outcome_text: None,
             answer: answer.map(str::to_owned),
+            refusal: None,
         }
     }
 

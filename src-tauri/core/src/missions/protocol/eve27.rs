@@ -129,6 +129,21 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
             None => return Some(Vec::new()),
         },
         "interaction.opened" => return Some(interaction(d).into_iter().collect()),
+        "response.submitted" => match (s("responseId"), s("interactionId")) {
+            (Some(response), Some(interaction)) => Fact::ResponseSubmitted {
+                response: response.to_owned(),
+                interaction: interaction.to_owned(),
+            },
+            _ => return Some(Vec::new()),
+        },
+        "response.settled" => match (s("responseId"), s("outcome")) {
+            (Some(response), Some(outcome)) => Fact::ResponseSettled {
+                response: response.to_owned(),
+                outcome: outcome.to_owned(),
+                reason: owned(d, "reason"),
+            },
+            _ => return Some(Vec::new()),
+        },
         "interaction.settled" => match s("interactionId") {
             Some(id) => Fact::RequestSettled {
                 id: id.to_owned(),

@@ -147,6 +147,20 @@ pub enum Fact {
         reason: Option<String>,
         response: Option<Value>,
     },
+    /// An answer the service took (202) and now applies: eve 1.x's `response.submitted`,
+    /// naming the interaction it answers.
+    ResponseSubmitted {
+        response: String,
+        interaction: String,
+    },
+    /// What became of that answer: `applied`, or one of `refused`, `failed`, `withdrawn`,
+    /// `abandoned`, `expired` (with eve's `reason`), after which the interaction is still
+    /// the person's to answer.
+    ResponseSettled {
+        response: String,
+        outcome: String,
+        reason: Option<String>,
+    },
     /// A sign-in the mission waits for. `interaction`: the interaction that carries it, when
     /// there is one (eve 27), whose settling ends it.
     SignInOpened {
@@ -351,6 +365,10 @@ impl Fact {
                 for_person: Some(true),
                 ..
             } => Some(TurnEnd::NeedsInput),
+            // The answer was not taken: the turn is still held on the person.
+            Fact::ResponseSettled { outcome, .. } if outcome != "applied" => {
+                Some(TurnEnd::NeedsInput)
+            }
             Fact::SessionEnded { failed: true, .. } => Some(TurnEnd::Failed),
             Fact::SessionEnded { failed: false, .. } => Some(TurnEnd::Complete),
             _ => None,

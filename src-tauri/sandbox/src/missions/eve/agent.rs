@@ -996,6 +996,15 @@ impl Agent {
         (out, after)
     }
 
+    /// 27: an answer taken and then refused (the request stays open); rendered as eve
+    /// 1.x's `response.submitted`, `response.settled` and `delivery.settled`, `refused`.
+    pub fn refused(&self, request_id: &str, value: &Value, reason: &str) -> Ev {
+        self.in_turn(
+            "answer.refused",
+            json!({"interactionId": request_id, "value": value, "reason": reason}),
+        )
+    }
+
     /// What a cancel of the current turn emits.
     pub fn cancelled(&mut self) -> Vec<Ev> {
         vec![self.in_turn("turn.cancelled", json!({})), self.waiting()]

@@ -178,6 +178,15 @@ enum Input {
         text: Option<String>,
         delivery: String,
     },
+    /// 27: an answer eve 1.x takes (202) and then refuses on the stream (an option the
+    /// interaction did not offer, text where it takes none); the interaction stays open.
+    #[serde(rename_all = "camelCase")]
+    Refused {
+        request_id: String,
+        response: Value,
+        reason: String,
+        delivery: String,
+    },
     /// A cancel, as the runner played it.
     Cancel,
     /// The browser visited a sign-in attempt's link: its callback.
@@ -316,6 +325,16 @@ impl St {
                 if let Some(batch) = self.agent.signed_in(attempt, delivery) {
                     self.queue(batch);
                 }
+            }
+            Input::Refused {
+                request_id,
+                response,
+                reason,
+                delivery,
+            } => {
+                let mut ev = self.agent.refused(request_id, response, reason);
+                ev.delivery = Some(delivery.clone());
+                self.pending.push_back(ev);
             }
             Input::Cancel => {
                 self.cancel = false;
@@ -1203,6 +1222,30 @@ fn answers_27(body: &serde_json::Map<String, Value>) -> Result<Option<Vec<Value>
     Ok(Some(out))
 }
 
+/// eve 1.x takes an answer to an open interaction that names an option it did not offer
+/// (or text where it takes none) and refuses it on the stream, the interaction left open:
+/// the request it names, the value sent, and eve's reason.
+fn refusal_27(open: &[Open], responses: &[Value]) -> Option<(String, Value, String)> {
+    let r = responses.first()?;
+    let o = open
+        .iter()
+        .find(|o| Some(o.request_id.as_str()) == r["requestId"].as_str())?;
+    let value = match (r.get("optionId"), r.get("text")) {
+        (Some(Value::String(opt)), None) if !o.options.iter().any(|x| x == opt) => {
+            json!({"optionId": opt})
+        }
+        (None, Some(Value::String(t))) if !o.allow_freeform => json!({"text": t}),
+        _ => return None,
+    };
+    let choices: Vec<&str> = o.options.iter().map(String::as_str).collect();
+    let reason = if o.kind == "tool-approval" {
+        "Respond to this approval with Approve or Deny.".to_owned()
+    } else {
+        format!("Choose one of: {}.", choices.join(", "))
+    };
+    Some((o.request_id.clone(), value, reason))
+}
+
 /// An input response, checked against the open request it answers.
 fn check_answer(open: &[Open], r: &Value) -> Result<(Open, Value), String> {
     let Some(request_id) = r.get("requestId").and_then(Value::as_str) else {
@@ -1353,7 +1396,17 @@ pub async fn follow_up(
                 Some("session_not_active"),
             );
         } else {
-            let input = if let Some(responses) = responses {
+            let refused = (proto == MissionProtocol::Eve27)
+                .then(|| responses.as_deref().and_then(|r| refusal_27(&st.open, r)))
+                .flatten();
+            let input = if let Some((request_id, response, reason)) = refused {
+                Input::Refused {
+                    request_id,
+                    response,
+                    reason,
+                    delivery: delivery.clone(),
+                }
+            } else if let Some(responses) = responses {
                 let mut answers = Vec::new();
                 for r in &responses {
                     match check_answer(&st.open, r) {

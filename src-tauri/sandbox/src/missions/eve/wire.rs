@@ -465,6 +465,30 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
         "session.completed" => {
             vec![fact("session.ended", None, json!({"outcome": "completed"}))]
         }
+        // An answer eve 1.x took and refused: the interaction stays open.
+        "answer.refused" => {
+            let delivery = ev.delivery.clone().unwrap_or_default();
+            let response = format!("response_{delivery}_0");
+            let reason = &ev.data["reason"];
+            vec![
+                fact(
+                    "response.submitted",
+                    turn,
+                    json!({"deliveryId": delivery, "interactionId": ev.data["interactionId"],
+                           "responseId": response, "value": ev.data["value"]}),
+                ),
+                fact(
+                    "response.settled",
+                    turn,
+                    json!({"outcome": "refused", "reason": reason, "responseId": response}),
+                ),
+                fact(
+                    "delivery.settled",
+                    None,
+                    json!({"deliveryId": delivery, "outcome": "refused", "reason": reason}),
+                ),
+            ]
+        }
         // eve 1.x ends a session whose model failed for good in one line: the deliveries
         // failed with the session, the turn cancelled, the session ended failed.
         "session.failed" => {
