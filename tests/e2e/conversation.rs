@@ -321,7 +321,13 @@ async fn a_mission_reads_as_a_conversation_with_steps_sources_and_its_report() {
         conv.report().unwrap().index.to_string(),
         "the report is what has those words"
     );
-    hit.click().await.unwrap();
+    // The hits are drawn again as answers arrive: a hit found a moment ago may have been
+    // replaced (WebDriver: not interactable), so the click goes to the one drawn now.
+    until_for(10, "a click on the hit", || async {
+        let hit = app.testid("conversation-hit").await;
+        hit.click().await.is_ok()
+    })
+    .await;
     app.wait_css(&format!(
         "[data-testid=conversation-item][data-index=\"{index}\"]"
     ))
