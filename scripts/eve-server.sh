@@ -56,7 +56,8 @@ check_version() {
 
 # What decides a rebuild: the lockfile and every committed file of the agent.
 source_hash() {
-  (cd "$1" && find package.json package-lock.json .npmrc agent -type f 2>/dev/null | LC_ALL=C sort |
+  # -L: the older agents link to the files they share (tests/eve-agent-older/).
+  (cd "$1" && find -L package.json package-lock.json .npmrc agent -type f 2>/dev/null | LC_ALL=C sort |
     xargs sha256sum) | sha256sum | cut -d' ' -f1
 }
 
@@ -84,7 +85,8 @@ install() {
   echo "eve-server.sh: installing eve $version from ${src#"$here"/} into $app"
   mkdir -p "$app"
   rm -rf "$app/agent" "$app/.built"
-  cp -R "$src/agent" "$app/agent"
+  # The files themselves, not the links the older agents share them by.
+  cp -RL "$src/agent" "$app/agent"
   cp "$src/package.json" "$src/package-lock.json" "$app/"
   if [ -f "$src/.npmrc" ]; then cp "$src/.npmrc" "$app/"; fi
 
