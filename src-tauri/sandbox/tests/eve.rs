@@ -1261,3 +1261,38 @@ async fn a_fixed_pace_is_kept_on_a_schedule_so_deltas_come_at_their_rate() {
     let span: f64 = gaps.iter().sum();
     assert!(span >= 2000.0, "600 deltas in {span} ms");
 }
+
+/// eve 1.x delivers a follow-up once per `idempotencyKey`: the same key again (a client
+/// resending after a dropped connection) answers with the first delivery and adds no
+/// message; another key is another message.
+#[tokio::test]
+async fn the_same_idempotency_key_is_one_delivery_in_27() {
+    let sb = sandbox(MissionProtocol::Eve27).await;
+    let (id, _) = create(&sb).await;
+    settle().await;
+    let body = json!({"message": "And in Europe?", "idempotencyKey": "casebook-k1"});
+    let (status, first) = follow(&sb, &id, body.clone()).await;
+    assert_eq!(status, 202, "{first}");
+    let (status, again) = follow(&sb, &id, body).await;
+    assert_eq!(status, 202, "{again}");
+    assert_eq!(again["deliveryId"], first["deliveryId"]);
+    let other = json!({"message": "And in Asia?", "idempotencyKey": "casebook-k2"});
+    let (_, second) = follow(&sb, &id, other).await;
+    assert_ne!(second["deliveryId"], first["deliveryId"]);
+    settle().await;
+    let r = read(&sb, &id, "").await;
+    let said: Vec<String> = r
+        .data_of("delivery.consumed")
+        .iter()
+        .filter_map(|d| d["parts"][0]["text"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        said.iter().filter(|t| *t == "And in Europe?").count(),
+        1,
+        "{said:?}"
+    );
+    assert!(said.iter().any(|t| t == "And in Asia?"), "{said:?}");
+    // A key eve would refuse: empty.
+    let (status, _) = follow(&sb, &id, json!({"message": "x", "idempotencyKey": ""})).await;
+    assert_eq!(status, 400);
+}
