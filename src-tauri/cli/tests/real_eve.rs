@@ -138,6 +138,22 @@ impl Server {
         .unwrap()
     }
 
+    /// `mission answer SID --request REQUEST <how> <value> --follow` (`how`: `--option` or
+    /// `--text`), which must succeed.
+    async fn answer(&self, sid: &str, request: &str, how: &str, value: &str, data: &Path) {
+        let args = [
+            "mission",
+            "answer",
+            sid,
+            "--request",
+            request,
+            how,
+            value,
+            "--follow",
+        ];
+        ok(&self.run(&args, data).await);
+    }
+
     /// `mission start --follow --json` for `scenario`: the session id.
     async fn start(&self, scenario: Scenario, data: &Path) -> String {
         self.cli
@@ -211,16 +227,14 @@ async fn a_question_is_answered_by_a_click_on_an_option_and_by_typing() {
             let request = q["requestId"].as_str().unwrap();
             let option = q["options"][0]["id"].as_str().unwrap();
             let text = "Only the last five years, in Europe";
-            let mut args = vec!["mission", "answer", &sid, "--request", request];
             if by_text {
                 assert_eq!(q["allowFreeform"], true, "{who}: {q}");
-                args.extend(["--text", text]);
+                s.answer(&sid, request, "--text", text, here.path()).await;
             } else {
                 // The options as the server lists them: eve 1.x's ids are their labels.
-                args.extend(["--option", option]);
+                s.answer(&sid, request, "--option", option, here.path())
+                    .await;
             }
-            args.push("--follow");
-            ok(&s.run(&args, here.path()).await);
             let after = s.show(&sid, here.path()).await;
             assert_eq!(after["status"], "waiting", "{who}: {after}\n{}", s.log());
             assert_eq!(after["pending"], json!([]), "{who}: {after}");
@@ -272,17 +286,8 @@ async fn an_approval_is_approved_and_another_denied() {
             assert_eq!(styles, [&json!("primary"), &json!("danger")], "{who}: {a}");
             let request = a["requestId"].as_str().unwrap();
             let option = if approve { "approve" } else { no };
-            let args = [
-                "mission",
-                "answer",
-                &sid,
-                "--request",
-                request,
-                "--option",
-                option,
-                "--follow",
-            ];
-            ok(&s.run(&args, here.path()).await);
+            s.answer(&sid, &request, "--option", option, here.path())
+                .await;
             let after = s.show(&sid, here.path()).await;
             assert_eq!(after["status"], "waiting", "{who}: {after}\n{}", s.log());
             assert_eq!(after["pending"], json!([]), "{who}");
@@ -324,17 +329,8 @@ async fn an_answer_refused_on_the_stream_is_said_plainly_and_the_approval_stays_
             .as_str()
             .unwrap()
             .to_owned();
-        let args = [
-            "mission",
-            "answer",
-            &sid,
-            "--request",
-            &request,
-            "--option",
-            "maybe",
-            "--follow",
-        ];
-        ok(&s.run(&args, here.path()).await);
+        s.answer(&sid, &request, "--option", "maybe", here.path())
+            .await;
         let after = s.show(&sid, here.path()).await;
         assert_eq!(
             after["status"],
@@ -356,17 +352,8 @@ async fn an_answer_refused_on_the_stream_is_said_plainly_and_the_approval_stays_
         let text = ok(&s.run(&["mission", "show", &sid], here.path()).await);
         assert!(text.contains(refusal), "{who}: {text}");
         // Answered again with an option it offers: taken, and the turn goes on.
-        let args = [
-            "mission",
-            "answer",
-            &sid,
-            "--request",
-            &request,
-            "--option",
-            "approve",
-            "--follow",
-        ];
-        ok(&s.run(&args, here.path()).await);
+        s.answer(&sid, &request, "--option", "approve", here.path())
+            .await;
         let done = s.show(&sid, here.path()).await;
         assert_eq!(done["status"], "waiting", "{who}: {done}");
         let item = items(&done)
