@@ -286,7 +286,7 @@ async fn an_approval_is_approved_and_another_denied() {
             assert_eq!(styles, [&json!("primary"), &json!("danger")], "{who}: {a}");
             let request = a["requestId"].as_str().unwrap();
             let option = if approve { "approve" } else { no };
-            s.answer(&sid, &request, "--option", option, here.path())
+            s.answer(&sid, request, "--option", option, here.path())
                 .await;
             let after = s.show(&sid, here.path()).await;
             assert_eq!(after["status"], "waiting", "{who}: {after}\n{}", s.log());
