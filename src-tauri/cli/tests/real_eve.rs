@@ -24,8 +24,10 @@ enum Scenario {
     Question,
     Approval,
     Delegate,
-    /// A turn that runs for a while, to be cancelled or steered.
+    /// A turn that runs for a while, to be cancelled.
     Slow,
+    /// A turn of a few seconds, to be replied to while it runs.
+    Brief,
     /// A model failure eve does not retry: the session ends.
     Fail,
 }
@@ -56,11 +58,15 @@ impl Server {
     }
 
     async fn sandbox(scenario: Scenario) -> Self {
-        let slow = scenario == Scenario::Slow;
+        let (pace, events) = match scenario {
+            Scenario::Slow => (100, 600),
+            Scenario::Brief => (100, 80),
+            _ => (0, 120),
+        };
         let sb = casebook_sandbox::start(SandboxConfig {
             pace: Pace::Instant,
-            mission_pace_ms: Some(if slow { 100 } else { 0 }),
-            mission_events: Some(if slow { 600 } else { 120 }),
+            mission_pace_ms: Some(pace),
+            mission_events: Some(events),
             mission_protocol: MissionProtocol::Eve27,
             ..Default::default()
         })
@@ -71,6 +77,8 @@ impl Server {
             Scenario::Approval => f.set_approval(true),
             Scenario::Delegate => f.set_delegate(true),
             Scenario::Fail => f.set_model_failure(true),
+            // As the real servers do with a message sent during a turn's one long step.
+            Scenario::Brief => f.set_queue_replies(true),
             _ => {}
         }
         Server {
@@ -122,6 +130,7 @@ impl Server {
             Scenario::Approval => " Publish a note: approval.",
             Scenario::Delegate => " delegate",
             Scenario::Slow => " slow 40",
+            Scenario::Brief => " slow 6",
             Scenario::Fail => " fail",
         };
         format!("Does urban heat raise hospital admissions?{word}")
@@ -160,6 +169,15 @@ impl Server {
             .start_following(&self.objective(scenario), data)
             .await
             .1
+    }
+
+    /// `mission start --json` for `scenario`, not followed: the session id.
+    async fn start_unfollowed(&self, scenario: Scenario, data: &Path) -> String {
+        let objective = self.objective(scenario);
+        let args = ["mission", "start", "--objective", &objective, "--json"];
+        let started = ok(&self.run(&args, data).await);
+        let first: Value = serde_json::from_str(started.lines().next().unwrap()).unwrap();
+        first["sessionId"].as_str().unwrap().to_owned()
     }
 
     fn log(&self) -> String {
@@ -433,20 +451,7 @@ async fn a_cancel_ends_the_running_turn_and_the_session_waits_for_a_message() {
     for s in Server::each(Scenario::Slow).await {
         let who = s.name();
         let here = tempfile::tempdir().unwrap();
-        let started = ok(&s
-            .run(
-                &[
-                    "mission",
-                    "start",
-                    "--objective",
-                    &s.objective(Scenario::Slow),
-                    "--json",
-                ],
-                here.path(),
-            )
-            .await);
-        let first: Value = serde_json::from_str(started.lines().next().unwrap()).unwrap();
-        let sid = first["sessionId"].as_str().unwrap().to_owned();
+        let sid = s.start_unfollowed(Scenario::Slow, here.path()).await;
         let (mut child, rx) = watch(&s, &sid, here.path());
         // Into the reply's streaming, so there is something to cut off.
         until(&rx, &who, |v| {
@@ -501,6 +506,55 @@ async fn a_cancel_ends_the_running_turn_and_the_session_waits_for_a_message() {
         let after = s.show(&sid, here.path()).await;
         assert_eq!(after["status"], "waiting", "{who}: {after}\n{}", s.log());
         assert!(!last_reply(&after).is_empty(), "{who}");
+    }
+}
+
+/// A reply sent while a turn streams: eve 1.x and B queue it for the next turn (as the
+/// sandbox does with `queueReplies`; without, it steers the running turn), and `reply
+/// --follow` follows it to the end of the turn that took it, never only to the running
+/// turn's end.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reply_sent_while_a_turn_runs_is_followed_to_the_turn_that_takes_it() {
+    let said = "And in Europe?";
+    let steering = Server::sandbox(Scenario::Brief).await;
+    if let Eve::Sandbox(sb) = &steering.eve {
+        sb.faults().set_queue_replies(false);
+    }
+    let mut all = Server::each(Scenario::Brief).await;
+    all.push(steering);
+    for (n, s) in all.into_iter().enumerate() {
+        let who = format!("{} ({n})", s.name());
+        let here = tempfile::tempdir().unwrap();
+        let sid = s.start_unfollowed(Scenario::Brief, here.path()).await;
+        let (mut child, rx) = watch(&s, &sid, here.path());
+        until(&rx, &who, |v| {
+            v["event"] == "content.delta" || v["event"] == "message.appended"
+        });
+        // One follower at a time: the reply's own follows on from the stored cursor.
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let args = ["mission", "reply", &sid, "--message", said, "--follow"];
+        ok(&s.run(&args, here.path()).await);
+        let show = s.show(&sid, here.path()).await;
+        assert_eq!(show["status"], "waiting", "{who}: {show}\n{}", s.log());
+        no_step_running(&show, &who);
+        let messages = show["messages"].as_array().unwrap();
+        let at = messages
+            .iter()
+            .position(|m| m["role"] == "user" && m["text"] == said)
+            .unwrap_or_else(|| panic!("{who}: the reply is not in the conversation: {show}"));
+        assert!(
+            messages[at + 1..].iter().any(|m| m["role"] == "assistant"),
+            "{who}: the turn that took the reply was not followed to its end: {show}"
+        );
+        if s.version().is_some() {
+            // Queued: the next turn answers it, in the scripted model's words.
+            let reply = last_reply(&show);
+            assert!(
+                reply.contains(&format!("You said: {said}")),
+                "{who}: {reply}"
+            );
+        }
     }
 }
 

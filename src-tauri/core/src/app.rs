@@ -22,6 +22,7 @@ use crate::missions::follower::{Follower, MissionUpdate, Observer, Sink};
 use crate::missions::store::{
     EventFilter, EventPage, KindCount, MissionRecord, MissionStatus, MissionStore,
 };
+use crate::missions::stream::Reply;
 use crate::missions::stream::child::ChildLimits;
 use crate::missions::subagents::{self, SubAgent};
 use crate::missions::transcript::{self, ExportFormat};
@@ -420,11 +421,18 @@ impl Casebook {
                 dialect,
             )
             .await?;
-        // The service took it: a new turn (or the held one) runs. The watcher of the
-        // last turn has ended; a new one follows from the stored cursor.
+        // The service took it: a new turn (or the held one) runs.
         self.store
             .set_status(session_id, MissionStatus::Running)
             .await?;
+        // A message to eve is followed to the turn that takes it: steered into the one
+        // running, or queued for the next. The watcher of the running turn (if one) goes
+        // on past that turn's end until then.
+        if let Some(reply) = Self::reply_to_await(follow_up, &delivered, dialect) {
+            self.follower.await_reply(&record, Ok(client), reply).await;
+            return Ok(delivered);
+        }
+        // The watcher of the last turn has ended; a new one follows from the stored cursor.
         self.follower.finished(session_id).await;
         let record = self.store.require(session_id).await?;
         // A watcher still reading the last turn when this was sent may have followed the
@@ -434,6 +442,21 @@ impl Casebook {
             self.follower.resume(&record, Ok(client));
         }
         Ok(delivered)
+    }
+
+    /// How the turn that takes a message is known: by the delivery id eve gave, or, from
+    /// an eve that gives none (generation A), by the message's words, which that turn
+    /// repeats. Answers resume the held turn, and the seeds' servers repeat nothing.
+    fn reply_to_await(follow_up: &FollowUp, sent: &Delivered, dialect: Dialect) -> Option<Reply> {
+        let text = match follow_up {
+            FollowUp::Message(text) | FollowUp::Attached(text, _) => text.trim(),
+            FollowUp::Answers(_) => return None,
+        };
+        match &sent.delivery_id {
+            Some(id) => Some(Reply::Delivery(id.clone())),
+            None if dialect.is_eve() && !text.is_empty() => Some(Reply::Words(text.to_owned())),
+            None => None,
+        }
     }
 
     /// The mission as a conversation, whole and up to date with its stored records.

@@ -232,6 +232,8 @@ impl AnswerForm {
 pub struct Dialect {
     pub answers: AnswerForm,
     pub idempotency: bool,
+    /// The stream named its eve version: the turn that takes a message repeats it.
+    pub eve: bool,
 }
 
 impl Dialect {
@@ -239,7 +241,12 @@ impl Dialect {
         Dialect {
             answers: AnswerForm::of_stream(version),
             idempotency: version.is_some_and(|v| v >= 27),
+            eve: version.is_some(),
         }
+    }
+
+    pub fn is_eve(&self) -> bool {
+        self.eve
     }
 }
 

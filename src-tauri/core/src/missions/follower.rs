@@ -15,8 +15,11 @@ use crate::missions::client::InvestigationClient;
 use crate::missions::conversation::{Conversation, ConversationChanges, ConversationFacts, Grown};
 use crate::missions::conversation_store::{ConversationPage, WINDOW_TAIL};
 use crate::missions::protocol::MissionEvent;
+use crate::missions::protocol::facts::TurnEnd;
 use crate::missions::store::{MissionRecord, MissionStatus, MissionStore, StoredEvent};
-use crate::missions::stream::{WatchEnd, WatchEndReason, WatchOptions, WatchUpdate};
+use crate::missions::stream::{
+    Awaited, Reply, WatchEnd, WatchEndReason, WatchOptions, WatchUpdate,
+};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -104,6 +107,8 @@ struct Watcher {
     just_created: bool,
     /// Asked although stored as waiting for the person ([`Follower::subscribe_asking`]).
     settled: bool,
+    /// Replies sent while it follows, each followed to the turn that takes it.
+    awaited: Awaited,
     inner: tokio::sync::Mutex<Inner>,
 }
 
@@ -156,7 +161,7 @@ impl Follower {
         record: &MissionRecord,
         client: Option<ClientResult>,
     ) -> Option<Arc<Watcher>> {
-        self.ensure_with(record, client, false, false)
+        self.ensure_with(record, client, false, false, None)
     }
 
     fn ensure_with(
@@ -165,6 +170,7 @@ impl Follower {
         client: Option<ClientResult>,
         just_created: bool,
         asking: bool,
+        reply: Option<Reply>,
     ) -> Option<Arc<Watcher>> {
         let mut running = self.lock();
         if let Some(w) = running.get(&record.session_id) {
@@ -175,6 +181,7 @@ impl Follower {
             record: record.clone(),
             just_created,
             settled: !Self::should_follow(record.status),
+            awaited: Awaited::default(),
             inner: tokio::sync::Mutex::new(Inner {
                 subscribers: HashMap::new(),
                 status: record.status,
@@ -184,6 +191,9 @@ impl Follower {
                 grown: Grown::default(),
             }),
         });
+        if let Some(reply) = reply {
+            watcher.awaited.add(reply);
+        }
         running.insert(record.session_id.clone(), watcher.clone());
         tokio::spawn(self.clone().run(watcher.clone(), client));
         Some(watcher)
@@ -198,7 +208,31 @@ impl Follower {
     /// [`Self::resume`] for a session this client has just created: its stream may not
     /// open for a moment.
     pub fn resume_created(self: &Arc<Self>, record: &MissionRecord, client: ClientResult) {
-        self.ensure_with(record, Some(client), true, false);
+        self.ensure_with(record, Some(client), true, false, None);
+    }
+
+    /// Follows `reply` to the turn that takes it: the running watcher goes on past its
+    /// turn's end until then, or a new one starts (with `client`) from the stored cursor.
+    pub async fn await_reply(
+        self: &Arc<Self>,
+        record: &MissionRecord,
+        client: ClientResult,
+        reply: Reply,
+    ) {
+        loop {
+            let running = self.lock().get(&record.session_id).cloned();
+            match running {
+                Some(w) if w.awaited.add(reply.clone()) => return,
+                // Ending: once it has, a new one follows.
+                Some(_) => self.finished(&record.session_id).await,
+                None => {
+                    let mut record = record.clone();
+                    record.status = MissionStatus::Running;
+                    self.ensure_with(&record, Some(client), false, false, Some(reply));
+                    return;
+                }
+            }
+        }
     }
 
     pub fn is_running(&self, session_id: &str) -> bool {
@@ -263,7 +297,7 @@ impl Follower {
         sink: Sink,
         replay_events: bool,
     ) -> Result<()> {
-        self.ensure_with(record, Some(client), false, true);
+        self.ensure_with(record, Some(client), false, true, None);
         self.subscribe(record, None, label, sink, replay_events)
             .await
     }
@@ -277,7 +311,30 @@ impl Follower {
 
     async fn run(self: Arc<Self>, w: Arc<Watcher>, client: ClientResult) {
         let result = match client {
-            Ok(client) => self.follow(&w, client).await,
+            Ok(client) => {
+                let mut first = true;
+                loop {
+                    let end = self.follow(&w, client.clone(), first).await;
+                    first = false;
+                    // A reply sent as this turn ended is in a turn of its own: followed
+                    // too, by the same subscribers.
+                    let reached_turn_end = match &end {
+                        Ok(WatchEnd {
+                            reason: WatchEndReason::Terminal(e),
+                            ..
+                        }) => matches!(
+                            crate::missions::protocol::turn_end(e),
+                            Some(TurnEnd::Waiting | TurnEnd::NeedsInput)
+                        ),
+                        _ => false,
+                    };
+                    if !reached_turn_end || w.awaited.close_if_idle() {
+                        w.awaited.give_up();
+                        w.awaited.close_if_idle();
+                        break end;
+                    }
+                }
+            }
             Err(e) => Err(e),
         };
         let mut inner = w.inner.lock().await;
@@ -317,8 +374,16 @@ impl Follower {
         give_back_free_memory();
     }
 
-    async fn follow(&self, w: &Arc<Watcher>, client: InvestigationClient) -> Result<WatchEnd> {
-        if !w.settled {
+    /// Follows one watch; `first`: the watcher's first, which a settled mission may end at
+    /// once (a later one follows a reply sent meanwhile).
+    async fn follow(
+        &self,
+        w: &Arc<Watcher>,
+        client: InvestigationClient,
+        first: bool,
+    ) -> Result<WatchEnd> {
+        let settled = w.settled && first;
+        if !settled {
             let mut inner = w.inner.lock().await;
             if inner.status != MissionStatus::Running {
                 self.set_status(w, &mut inner, MissionStatus::Running, None)
@@ -331,9 +396,10 @@ impl Follower {
             last_event_id: record.last_event_id.clone(),
             received_after_last_id: resume.since.into_iter().map(|e| e.event).collect(),
             start_index: resume.start_index,
-            just_created: w.just_created,
-            settled: w.settled,
+            just_created: w.just_created && first,
+            settled,
             turns: self.store.turns(&w.record.session_id).await?,
+            awaited: w.awaited.clone(),
             ..WatchOptions::default()
         };
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

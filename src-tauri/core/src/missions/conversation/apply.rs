@@ -277,6 +277,8 @@ impl Conversation {
             | Fact::Evidence { .. }
             | Fact::FindingVerified { .. }
             | Fact::Report { .. } => self.seeds(fact, seq),
+            // Which turn took a reply: the watch's concern, not the conversation's.
+            Fact::DeliveryTaken { .. } => {}
         }
     }
 

@@ -32,6 +32,13 @@ pub enum Fact {
         awaiting: Vec<Awaited>,
     },
     TurnResumed,
+    /// The service took these messages into a turn (or settled them): eve 27's
+    /// `delivery.consumed` and `delivery.settled`, a turn started by one, B's turn records
+    /// whose `meta.deliveryIds` name them. A reply sent while a turn runs is followed until
+    /// its delivery shows here.
+    DeliveryTaken {
+        ids: Vec<String>,
+    },
     /// The session waits for the person's next message. eve before 0.31 hands the next
     /// follow-up's token here.
     Waiting {

@@ -174,6 +174,17 @@ fn event_of(value: &Value) -> MissionEvent {
     {
         d.insert("scope".into(), scope.clone());
     }
+    // B names the messages a turn took in every record's `meta.deliveryIds`; kept only on
+    // the records that start a turn or take a message, where a reply's delivery is found.
+    if matches!(name.as_str(), "turn.started" | "message.received")
+        && let (Some(ids @ Value::Array(_)), Value::Object(d)) = (
+            obj.get("meta").and_then(|m| m.get("deliveryIds")),
+            &mut data,
+        )
+        && !d.contains_key("deliveryIds")
+    {
+        d.insert("deliveryIds".into(), ids.clone());
+    }
     let mut e = MissionEvent::new(id, name, "null");
     e.data = data;
     e

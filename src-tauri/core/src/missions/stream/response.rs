@@ -2,12 +2,13 @@
 //! cursor moved line by line, and where the response leaves the watch.
 
 use crate::error::{Error, ErrorCode, Result};
+use crate::missions::protocol::facts::Fact;
 use crate::missions::protocol::{self, MissionEvent, TurnTracker, ndjson::Transport};
 use crate::missions::stream::dedup::Dedup;
 use crate::missions::stream::framing::{Framed, Framing, Lines};
 use crate::missions::stream::reconnect::Ended;
 use crate::missions::stream::{
-    EVE_IDLE_TIMEOUT, SETTLE, WatchEndReason, WatchOptions, WatchUpdate,
+    AWAIT_GRACE, Awaited, EVE_IDLE_TIMEOUT, SETTLE, WatchEndReason, WatchOptions, WatchUpdate,
 };
 use crate::net::http::network_error;
 use std::time::Duration;
@@ -32,6 +33,11 @@ pub(crate) struct Position {
     pub(super) server_retry: Option<Duration>,
     /// What the records so far leave open, for a hold whose end depends on it.
     turns: TurnTracker,
+    /// Replies followed to the turn that takes them.
+    awaited: Awaited,
+    /// A turn's end seen while a reply's delivery had not shown, and until when it waits
+    /// for it: the end, should it never show.
+    deferred: Option<(MissionEvent, tokio::time::Instant)>,
 }
 
 /// How one response ended.
@@ -71,7 +77,15 @@ impl Position {
             delivered: false,
             server_retry: None,
             turns: options.turns.clone(),
+            awaited: options.awaited.clone(),
+            deferred: None,
         }
+    }
+
+    /// How long the deferred turn's end may still wait for its reply.
+    fn deferred_left(&self) -> Option<Duration> {
+        let (_, until) = self.deferred.as_ref()?;
+        Some(until.saturating_duration_since(tokio::time::Instant::now()))
     }
 
     /// The stream request's query: where an NDJSON stream resumes, and the tail index.
@@ -118,7 +132,14 @@ impl Position {
                 None if options.settled && !self.delivered && self.tail.is_none() => SETTLE,
                 _ => idle_timeout,
             };
+            let wait = self.deferred_left().map_or(wait, |left| wait.min(left));
             let chunk = match tokio::time::timeout(wait, resp.chunk()).await {
+                // The reply's delivery never showed: the turn's end it waited past is the end.
+                Err(_) if self.deferred_left().is_some_and(|left| left.is_zero()) => {
+                    self.awaited.give_up();
+                    let (end, _) = self.deferred.take().expect("deferred");
+                    return Ok(ResponseEnd::Watch(WatchEndReason::Terminal(end)));
+                }
                 Err(_) if r.pending_end.is_some() => break Ended::Settled,
                 Err(_) if options.settled && !self.delivered && self.tail.is_none() => {
                     return Ok(ResponseEnd::Watch(WatchEndReason::UpToDate));
@@ -228,9 +249,16 @@ impl Position {
                     r.pending_end = None;
                 }
                 let historical = self.ndjson && self.tail.is_some_and(|t| (at as i64) < t);
-                let ends = self.turns.observe_all(&protocol::read(&event)).is_some();
+                let facts = protocol::read(&event);
+                self.deliveries(r, &facts, at);
+                let ends = self.turns.observe_all(&facts).is_some();
                 if ends && !historical {
-                    r.pending_end = Some((event.clone(), at));
+                    if self.awaited.pending() {
+                        let until = tokio::time::Instant::now() + AWAIT_GRACE;
+                        self.deferred = Some((event.clone(), until));
+                    } else {
+                        r.pending_end = Some((event.clone(), at));
+                    }
                 }
                 on_update(WatchUpdate::Event { event });
                 // SSE has no lines: its end is the end at once.
@@ -257,8 +285,13 @@ impl Position {
                 on_update(WatchUpdate::Position { next });
             }
             Framed::Transport(Transport::Ended) => {
-                return Step::Stop(match r.pending_end.take() {
-                    Some((end, _)) => WatchEndReason::Terminal(end),
+                let end = r
+                    .pending_end
+                    .take()
+                    .map(|(e, _)| e)
+                    .or_else(|| self.deferred.take().map(|(e, _)| e));
+                return Step::Stop(match end {
+                    Some(end) => WatchEndReason::Terminal(end),
                     None => WatchEndReason::ServerDone,
                 });
             }
@@ -266,5 +299,26 @@ impl Position {
             Framed::Transport(_) => {}
         }
         Step::Next
+    }
+
+    /// What a record says of the replies followed: a new turn makes an end deferred for
+    /// one an older turn's; a delivery taken after its turn's end (settled without a turn
+    /// of its own) makes that end the watch's.
+    fn deliveries(&mut self, r: &mut Reading, facts: &[Fact], at: u64) {
+        if facts.contains(&Fact::TurnStarted) {
+            self.deferred = None;
+        }
+        for fact in facts {
+            match fact {
+                Fact::DeliveryTaken { ids } => self.awaited.taken(ids),
+                Fact::UserMessage { text, .. } => self.awaited.said(text.trim()),
+                _ => {}
+            }
+        }
+        if !self.awaited.pending()
+            && let Some((end, _)) = self.deferred.take()
+        {
+            r.pending_end = Some((end, at));
+        }
     }
 }
