@@ -91,6 +91,9 @@
 //! - `modelFailure`: `true` to have eve sessions created from now on meet a model
 //!   failure eve does not retry in their first step: the session ends failed (27: as eve
 //!   1.x ends it, `turn.settled` cancelled and `session.ended` failed in one line);
+//! - `queueReplies`: `true` to have eve sessions created from now on take a message sent
+//!   while a turn runs in a turn of its own once that one ends, as eve B and 1.x do,
+//!   instead of steering the running turn;
 //! - `approval`: `true` to have eve B and 27 sessions created from now on ask to approve
 //!   their first source read (B: `input.requested` of kind `tool-approval`; 27:
 //!   `interaction.opened` of kind `approval`), with the options `approve` (`primary`) and
@@ -190,6 +193,7 @@ struct FaultRequest {
     stream_content_length: Option<u64>,
     delegate: Option<bool>,
     model_failure: Option<bool>,
+    queue_replies: Option<bool>,
     approval: Option<bool>,
     sign_in: Option<bool>,
     sign_in_superseded: Option<bool>,
@@ -502,6 +506,9 @@ async fn set_faults(
     }
     if let Some(on) = req.model_failure {
         f.set_model_failure(on);
+    }
+    if let Some(on) = req.queue_replies {
+        f.set_queue_replies(on);
     }
     if let Some(on) = req.approval {
         f.set_approval(on);

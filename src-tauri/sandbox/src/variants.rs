@@ -347,6 +347,7 @@ struct State_ {
     stream_content_length: AtomicU64,
     delegate: AtomicBool,
     model_failure: AtomicBool,
+    queue_replies: AtomicBool,
     approval: AtomicBool,
     sign_in: AtomicBool,
     sign_in_superseded: AtomicBool,
@@ -707,6 +708,17 @@ impl Faults {
         self.0.model_failure.load(Ordering::SeqCst)
     }
 
+    /// eve sessions created from now on take a message sent while a turn runs in a turn
+    /// of their own once it ends (eve B always; 1.x once the turn's last step has begun),
+    /// instead of steering the running turn.
+    pub fn set_queue_replies(&self, on: bool) {
+        self.0.queue_replies.store(on, Ordering::SeqCst);
+    }
+
+    pub fn queue_replies(&self) -> bool {
+        self.0.queue_replies.load(Ordering::SeqCst)
+    }
+
     /// eve 27 sessions created from now on end each reply with two files the agent made
     /// (`content.completed {kind: "file"}`): one at an https URL, one at a `data:` URL.
     pub fn set_agent_file(&self, on: bool) {
@@ -871,6 +883,7 @@ impl Faults {
         self.set_stream_content_length(0);
         self.set_delegate(false);
         self.set_model_failure(false);
+        self.set_queue_replies(false);
         self.set_approval(false);
         self.set_sign_in(false);
         self.set_sign_in_superseded(false);

@@ -9,7 +9,7 @@
 //   approval   call `publish` (a tool that needs approval); reply differs on
 //              approve / deny
 //   delegate   call the declared subagent `researcher`, then report
-//   slow       stream one delta per 200 ms for ~60 s, honouring abortSignal
+//   slow [N]   stream one delta per 200 ms for N seconds (~60 s), honouring abortSignal
 // Any later user message gets "You said: <words>".
 //
 // Used unchanged by tests/eve-agent-0.80.1, -0.64.1 and -0.30.8 (eve 0.80.1,
@@ -151,7 +151,10 @@ export function plan(prompt: Message[], role: ScriptRole, tools?: any[]): Plan {
   }
 
   if (/\bslow\b/.test(words)) {
-    const chunks = Array.from({ length: SLOW_DELTAS }, (_, i) => `tick ${i + 1}. `);
+    // "slow N": about N seconds.
+    const seconds = /\bslow\s+(\d+)/.exec(words);
+    const count = seconds ? Math.round((Number(seconds[1]) * 1000) / SLOW_INTERVAL_MS) : SLOW_DELTAS;
+    const chunks = Array.from({ length: count }, (_, i) => `tick ${i + 1}. `);
     return { kind: "text", chunks, delayMs: SLOW_INTERVAL_MS };
   }
 

@@ -79,6 +79,8 @@ pub struct St {
     /// B: a waiting session names its own id as `continuationToken` (the
     /// `sessionIdTokens` fault), as eve 0.31 and later do for ID-addressed sessions.
     id_tokens: bool,
+    /// A message sent while a turn runs starts the next turn instead of steering this one.
+    queue_replies: bool,
     /// Events decided and not yet appended, played at the session's pace.
     pending: VecDeque<Ev>,
     agent: Agent,
@@ -128,6 +130,9 @@ struct Meta {
     /// Its first model call fails for good: the session ends failed (`modelFailure`).
     #[serde(default)]
     model_failure: bool,
+    /// A message sent while a turn runs waits for a turn of its own (`queueReplies`).
+    #[serde(default)]
+    queue_replies: bool,
     /// B's waiting records name the session id as their token (`sessionIdTokens`).
     #[serde(default)]
     id_tokens: bool,
@@ -229,6 +234,7 @@ impl St {
         let mut st = St {
             records: Vec::new(),
             id_tokens: meta.id_tokens,
+            queue_replies: meta.queue_replies,
             pending: VecDeque::new(),
             agent,
             after: After::Idle,
@@ -294,6 +300,11 @@ impl St {
                     let batch = self
                         .agent
                         .answered(&open, response, Some(text), Some(delivery));
+                    self.queue(batch);
+                } else if EveSession::turn_active(self) && self.queue_replies {
+                    // As eve B and 1.x do with a message that comes once the turn's last
+                    // step has begun: the next turn takes it.
+                    let batch = self.agent.reply_turn(text, Some(delivery));
                     self.queue(batch);
                 } else if EveSession::turn_active(self) {
                     let ev = self.agent.steer(text, Some(delivery));
@@ -410,6 +421,7 @@ fn child_session(
         reply_deltas: None,
         delegate: false,
         model_failure: false,
+        queue_replies: false,
         id_tokens: false,
         child_via_parent: false,
         sub_agent: true,
@@ -696,6 +708,7 @@ pub async fn create(
         reply_deltas,
         delegate: shared.faults.delegate(),
         model_failure: shared.faults.model_failure(),
+        queue_replies: shared.faults.queue_replies(),
         id_tokens: proto == MissionProtocol::EveB && shared.faults.session_id_tokens(),
         child_via_parent: shared.faults.child_route() == crate::ChildRoute::Parent,
         sub_agent: false,
