@@ -91,7 +91,7 @@ async fn attr(app: &App, css: &str, name: &str) -> Option<String> {
 
 /// Scrolls the conversation to its first item (the window keeps only the newest while it
 /// follows) and gives the text of the first element `css` matches there.
-async fn first_text(app: &App, css: &str) -> String {
+pub(crate) async fn first_text(app: &App, css: &str) -> String {
     let found = std::sync::Mutex::new(String::new());
     let text = &found;
     until_for(30, css, || async move {

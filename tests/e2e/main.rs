@@ -8,6 +8,7 @@ mod conversation;
 mod eve_today;
 mod interactions;
 mod missions;
+mod real_eve;
 mod remote;
 mod report;
 mod returned;
