@@ -8,7 +8,7 @@ use casebook_core::keys::ApiKey;
 use casebook_core::missions::client::{
     Dialect, FollowUp, InputResponse, InvestigationClient, MissionSpec,
 };
-use casebook_core::missions::conversation::Conversation;
+use casebook_core::missions::conversation::{Conversation, StepStatus};
 use casebook_core::missions::follower::{Follower, Quiet};
 use casebook_core::missions::protocol::{self, MissionEvent};
 use casebook_core::missions::store::{MissionStatus, MissionStore};
@@ -660,9 +660,14 @@ fn a_restart_resumes_from_the_stored_cursor() {
 /// and the window says what runs while it waits. B names the sub-agent without pausing.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_mission_that_delegates_is_followed_to_its_report() {
-    for protocol in [MissionProtocol::EveB, MissionProtocol::Eve27] {
+    for (protocol, pause) in [
+        (MissionProtocol::EveB, false),
+        (MissionProtocol::Eve27, false),
+        (MissionProtocol::Eve27, true),
+    ] {
         let (s, c) = sandbox(protocol).await;
         s.faults().set_delegate(true);
+        s.faults().set_delegation_pause(pause);
         let id = mission(&c, "Does shade reduce heat stroke?", 60, 0).await;
         let (seen, end) = watch(&c, &id, fast()).await;
         let names = names(&seen.events);
@@ -732,7 +737,25 @@ async fn a_mission_that_delegates_is_followed_to_its_report() {
             steps
         };
         assert!(spent > own + 0.001, "{protocol:?}: {spent} vs own {own}");
-        if protocol == MissionProtocol::Eve27 {
+        if protocol == MissionProtocol::Eve27 && !pause {
+            // eve 1.x: a task the call started, which ends with the call; no pause.
+            assert!(!names.contains(&"turn.paused"), "{names:?}");
+            let task = seen
+                .events
+                .iter()
+                .find(|e| e.event == "task.started")
+                .unwrap();
+            let call = &agent.step.as_ref().unwrap().child.as_ref().unwrap().call_id;
+            assert_eq!(task.data["startedBy"]["callId"], call.as_str());
+            for item in &report.items {
+                assert_ne!(
+                    item.step.as_ref().map(|st| st.status),
+                    Some(StepStatus::Running),
+                    "a step stays open after the turn: {item:?}"
+                );
+            }
+        }
+        if protocol == MissionProtocol::Eve27 && pause {
             let paused = seen
                 .events
                 .iter()

@@ -86,11 +86,13 @@
 //!   0: off), as a model run of its own (27: `usage.recorded`; A and B: the cumulative
 //!   usage only);
 //! - `delegate`: `true` to have eve sessions created from now on hand one task to a
-//!   `researcher` sub-agent before their report (27: the turn pauses on that call and
-//!   resumes by itself);
+//!   `researcher` sub-agent before their report (27: a task its call started, as eve 1.x);
 //! - `modelFailure`: `true` to have eve sessions created from now on meet a model
 //!   failure eve does not retry in their first step: the session ends failed (27: as eve
 //!   1.x ends it, `turn.settled` cancelled and `session.ended` failed in one line);
+//! - `delegationPause`: `true` to have eve 27 sessions created from now on pause their turn
+//!   on a delegated call and resume when it returns (without, as eve 1.x: the call starts a
+//!   task, `task.started {startedBy}`, and the turn goes on);
 //! - `queueReplies`: `true` to have eve sessions created from now on take a message sent
 //!   while a turn runs in a turn of its own once that one ends, as eve B and 1.x do,
 //!   instead of steering the running turn;
@@ -194,6 +196,7 @@ struct FaultRequest {
     delegate: Option<bool>,
     model_failure: Option<bool>,
     queue_replies: Option<bool>,
+    delegation_pause: Option<bool>,
     approval: Option<bool>,
     sign_in: Option<bool>,
     sign_in_superseded: Option<bool>,
@@ -509,6 +512,9 @@ async fn set_faults(
     }
     if let Some(on) = req.queue_replies {
         f.set_queue_replies(on);
+    }
+    if let Some(on) = req.delegation_pause {
+        f.set_delegation_pause(on);
     }
     if let Some(on) = req.approval {
         f.set_approval(on);

@@ -348,6 +348,7 @@ struct State_ {
     delegate: AtomicBool,
     model_failure: AtomicBool,
     queue_replies: AtomicBool,
+    delegation_pause: AtomicBool,
     approval: AtomicBool,
     sign_in: AtomicBool,
     sign_in_superseded: AtomicBool,
@@ -719,6 +720,17 @@ impl Faults {
         self.0.queue_replies.load(Ordering::SeqCst)
     }
 
+    /// eve 27 sessions created from now on pause their turn on a delegated call
+    /// (`turn.paused {awaiting: [{callId}]}`) and resume when it returns, as eve's v27
+    /// catalog allows; without, the call starts a task and the turn goes on (eve 1.x).
+    pub fn set_delegation_pause(&self, on: bool) {
+        self.0.delegation_pause.store(on, Ordering::SeqCst);
+    }
+
+    pub fn delegation_pause(&self) -> bool {
+        self.0.delegation_pause.load(Ordering::SeqCst)
+    }
+
     /// eve 27 sessions created from now on end each reply with two files the agent made
     /// (`content.completed {kind: "file"}`): one at an https URL, one at a `data:` URL.
     pub fn set_agent_file(&self, on: bool) {
@@ -884,6 +896,7 @@ impl Faults {
         self.set_delegate(false);
         self.set_model_failure(false);
         self.set_queue_replies(false);
+        self.set_delegation_pause(false);
         self.set_approval(false);
         self.set_sign_in(false);
         self.set_sign_in_superseded(false);

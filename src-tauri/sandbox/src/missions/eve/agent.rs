@@ -273,9 +273,8 @@ impl Agent {
         self
     }
 
-    /// Hands one task to a sub-agent, once, before the report: in 27 the turn pauses on
-    /// the call (`turn.paused {awaiting: [{callId}]}`) and resumes by itself when it
-    /// returns, as eve does for sub-agents and workflow tools since 0.48.
+    /// Hands one task to a sub-agent, once, before the report (how 27 writes it, a task
+    /// or a paused turn, is the wire's: [`super::wire::V27`]).
     pub fn delegating(mut self, on: bool) -> Self {
         self.delegate = on;
         self

@@ -133,6 +133,9 @@ struct Meta {
     /// A message sent while a turn runs waits for a turn of its own (`queueReplies`).
     #[serde(default)]
     queue_replies: bool,
+    /// 27: the turn pauses on a delegated call (`delegationPause`).
+    #[serde(default)]
+    delegation_pause: bool,
     /// B's waiting records name the session id as their token (`sessionIdTokens`).
     #[serde(default)]
     id_tokens: bool,
@@ -242,7 +245,7 @@ impl St {
             token: meta.token.clone(),
             cancel: false,
             ended_on_wire: false,
-            v27: wire::V27::new(meta.transition),
+            v27: wire::V27::new(meta.transition, meta.delegation_pause),
             file: None,
             idempotent: HashMap::new(),
             children: Vec::new(),
@@ -422,6 +425,7 @@ fn child_session(
         delegate: false,
         model_failure: false,
         queue_replies: false,
+        delegation_pause: false,
         id_tokens: false,
         child_via_parent: false,
         sub_agent: true,
@@ -709,6 +713,7 @@ pub async fn create(
         delegate: shared.faults.delegate(),
         model_failure: shared.faults.model_failure(),
         queue_replies: shared.faults.queue_replies(),
+        delegation_pause: shared.faults.delegation_pause(),
         id_tokens: proto == MissionProtocol::EveB && shared.faults.session_id_tokens(),
         child_via_parent: shared.faults.child_route() == crate::ChildRoute::Parent,
         sub_agent: false,

@@ -158,17 +158,21 @@ pub struct V27 {
     deliveries: Vec<String>,
     reply: Option<String>,
     last_turn: Option<Value>,
-    /// Calls handed to a sub-agent, on which the turn is paused until they return.
+    /// Calls handed to a sub-agent, whose end is the delegation's.
     delegated: HashSet<String>,
     /// eve's transition period: the tool-call family still rides as v26 events
     /// inside lines (the `v27Transition` fault).
     transition: bool,
+    /// The turn pauses on a delegated call and resumes when it returns, as eve's v27
+    /// catalog allows (the `delegationPause` fault); eve 1.x does not pause.
+    pause_on_delegation: bool,
 }
 
 impl V27 {
-    pub fn new(transition: bool) -> Self {
+    pub fn new(transition: bool, pause_on_delegation: bool) -> Self {
         Self {
             transition,
+            pause_on_delegation,
             ..Self::default()
         }
     }
@@ -331,10 +335,15 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             let call = r["callId"].as_str().unwrap_or_default();
             if state.delegated.remove(call) {
                 // The sub-agent's call started when it was handed over.
-                return Some(line(vec![
-                    fact("call.settled", turn, settled),
-                    fact("turn.resumed", turn, json!({"turnId": turn, "cause": {"callId": call}})),
-                ]));
+                let mut facts = vec![fact("call.settled", turn, settled)];
+                if state.pause_on_delegation {
+                    facts.push(fact(
+                        "turn.resumed",
+                        turn,
+                        json!({"turnId": turn, "cause": {"callId": call}}),
+                    ));
+                }
+                return Some(line(facts));
             }
             vec![
                 fact("call.started", turn, json!({"callId": r["callId"]})),
@@ -345,16 +354,30 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
         "agent.started" => {
             let call = d["callId"].as_str().unwrap_or_default().to_owned();
             state.delegated.insert(call.clone());
-            vec![
-                fact("call.started", turn, json!({"callId": call})),
-                fact(
-                    "child.opened",
-                    turn,
-                    json!({"sessionId": d["sessionId"], "owner": {"callId": call},
-                           "name": d["name"], "stream": d["streamPath"]}),
-                ),
-                fact("turn.paused", turn, json!({"turnId": turn, "awaiting": [{"callId": call}]})),
-            ]
+            let opened = fact(
+                "child.opened",
+                turn,
+                json!({"sessionId": d["sessionId"], "owner": {"callId": call},
+                       "name": d["name"], "stream": d["streamPath"]}),
+            );
+            if state.pause_on_delegation {
+                vec![
+                    fact("call.started", turn, json!({"callId": call})),
+                    opened,
+                    fact("turn.paused", turn, json!({"turnId": turn, "awaiting": [{"callId": call}]})),
+                ]
+            } else {
+                // eve 1.x: the call starts a task of its own, which ends when the call does
+                // (no end of its own), and the turn goes on waiting for it.
+                let task = format!("{}-{}", d["name"].as_str().unwrap_or("agent"), &call[call.len().saturating_sub(6)..]);
+                vec![
+                    json!({"type": "task.started", "scope": {"taskId": task},
+                           "data": {"taskId": task, "kind": "agent", "name": d["name"],
+                                    "startedBy": {"callId": call}}}),
+                    fact("call.started", turn, json!({"callId": call, "taskId": task})),
+                    opened,
+                ]
+            }
         }
         "step.completed" => {
             let run = run_id(d);
