@@ -726,6 +726,10 @@ async fn watch(core: &Arc<Casebook>, session_id: &str, json: bool) -> Result<(),
             .with_status(410)
             .with_service_code("session_expired")),
         MissionStatus::Error => Err(Error::new(code.unwrap_or(ErrorCode::Internal), detail)),
+        // Following itself failed (a stranded session): not a session that ended failed.
+        MissionStatus::Failed if code.is_some() => {
+            Err(Error::new(code.unwrap_or(ErrorCode::Internal), detail))
+        }
         _ => Ok(()),
     }
 }

@@ -231,3 +231,92 @@ async fn a_sub_agent_is_shown_by_its_call_reading_its_stream_only_then() {
         assert!(said.contains(call), "{what}: {said}");
     }
 }
+
+/// eve's `409 session_stranded` (after an upgrade, another eve version owns the session):
+/// a reply is refused in plain words, a watch stops at once and marks the mission failed,
+/// and what this computer stored stays readable. A stranded session is the sandbox's
+/// knob: the real server reaches it only across releases.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stranded_session_is_said_plainly_and_its_history_stays_readable() {
+    for protocol in [MissionProtocol::EveB, MissionProtocol::Eve27] {
+        let service = sandbox(protocol).await;
+        let cli = Cli::new(&service);
+        let here = tempfile::tempdir().unwrap();
+        let (_, sid) = cli
+            .start_following("Does shade reduce heat stroke?", here.path())
+            .await;
+        service.faults().set_stranded(true);
+        let out = cli
+            .run(
+                &["mission", "reply", &sid, "--message", "And in Europe?"],
+                here.path(),
+            )
+            .await;
+        assert!(!out.status.success(), "{protocol:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("it is stranded"), "{protocol:?}: {said}");
+        let out = cli.run(&["mission", "watch", &sid], here.path()).await;
+        assert!(!out.status.success(), "{protocol:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("it is stranded"), "{protocol:?}: {said}");
+        let asked = service.stream_requests(&sid).len();
+        let shown = ok(&cli
+            .run(&["mission", "show", &sid, "--json"], here.path())
+            .await);
+        let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+        assert_eq!(shown["status"], "failed", "{protocol:?}");
+        assert!(
+            shown["messages"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m["role"] == "assistant"),
+            "{protocol:?}: the stored history is shown: {shown}"
+        );
+        // Final: a later watch does not ask again.
+        ok(&cli.run(&["mission", "watch", &sid], here.path()).await);
+        assert_eq!(service.stream_requests(&sid).len(), asked, "{protocol:?}");
+    }
+}
+
+/// A reply whose answer was cut (the service took it, the connection dropped before the
+/// 202 arrived) is sent once more with the same `idempotencyKey`, and eve 1.x takes the
+/// two as one delivery: one message in the conversation, and one turn that answers it.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reply_whose_answer_was_cut_is_sent_again_with_its_key_and_is_one_message() {
+    let service = sandbox(MissionProtocol::Eve27).await;
+    let cli = Cli::new(&service);
+    let here = tempfile::tempdir().unwrap();
+    let (_, sid) = cli
+        .start_following("Does shade reduce heat stroke?", here.path())
+        .await;
+    service.faults().set_cut_answers(1);
+    let said = "Only once, please.";
+    ok(&cli
+        .run(
+            &["mission", "reply", &sid, "--message", said, "--follow"],
+            here.path(),
+        )
+        .await);
+    let posts = service.posts(&sid);
+    assert_eq!(posts.len(), 2, "sent again after the cut: {posts:?}");
+    let key = |i: usize| {
+        posts[i]["body"]["idempotencyKey"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert_eq!(key(0), key(1), "{posts:?}");
+    let shown = ok(&cli
+        .run(&["mission", "show", &sid, "--json"], here.path())
+        .await);
+    let shown: serde_json::Value = serde_json::from_str(&shown).unwrap();
+    let messages = shown["messages"].as_array().unwrap();
+    let sent = messages
+        .iter()
+        .filter(|m| m["role"] == "user" && m["text"] == said)
+        .count();
+    assert_eq!(sent, 1, "{shown}");
+    assert_eq!(shown["status"], "waiting", "{shown}");
+    assert_eq!(messages.last().unwrap()["role"], "assistant", "{shown}");
+}

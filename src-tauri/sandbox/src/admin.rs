@@ -90,6 +90,11 @@
 //! - `modelFailure`: `true` to have eve sessions created from now on meet a model
 //!   failure eve does not retry in their first step: the session ends failed (27: as eve
 //!   1.x ends it, `turn.settled` cancelled and `session.ended` failed in one line);
+//! - `stranded`: `true` to have every eve session answer a follow-up and a live stream with
+//!   eve's `409 {"code": "session_stranded"}` (another eve version built its owner);
+//! - `cutAnswers`: N to have the next N eve follow-ups taken and their answers cut halfway,
+//!   the connection closed (a client that sends again with the same `idempotencyKey` is
+//!   one delivery);
 //! - `delegationPause`: `true` to have eve 27 sessions created from now on pause their turn
 //!   on a delegated call and resume when it returns (without, as eve 1.x: the call starts a
 //!   task, `task.started {startedBy}`, and the turn goes on);
@@ -197,6 +202,8 @@ struct FaultRequest {
     model_failure: Option<bool>,
     queue_replies: Option<bool>,
     delegation_pause: Option<bool>,
+    stranded: Option<bool>,
+    cut_answers: Option<u64>,
     approval: Option<bool>,
     sign_in: Option<bool>,
     sign_in_superseded: Option<bool>,
@@ -515,6 +522,12 @@ async fn set_faults(
     }
     if let Some(on) = req.delegation_pause {
         f.set_delegation_pause(on);
+    }
+    if let Some(on) = req.stranded {
+        f.set_stranded(on);
+    }
+    if let Some(n) = req.cut_answers {
+        f.set_cut_answers(n);
     }
     if let Some(on) = req.approval {
         f.set_approval(on);

@@ -349,6 +349,8 @@ struct State_ {
     model_failure: AtomicBool,
     queue_replies: AtomicBool,
     delegation_pause: AtomicBool,
+    stranded: AtomicBool,
+    cut_answers_remaining: AtomicU64,
     approval: AtomicBool,
     sign_in: AtomicBool,
     sign_in_superseded: AtomicBool,
@@ -731,6 +733,27 @@ impl Faults {
         self.0.delegation_pause.load(Ordering::SeqCst)
     }
 
+    /// Every eve session is stranded (another eve version built its owner): a follow-up
+    /// and a live stream answer `409 session_stranded`, as eve does after an upgrade.
+    pub fn set_stranded(&self, on: bool) {
+        self.0.stranded.store(on, Ordering::SeqCst);
+    }
+
+    pub fn stranded(&self) -> bool {
+        self.0.stranded.load(Ordering::SeqCst)
+    }
+
+    /// The next `count` eve follow-ups are taken, and their answers cut halfway with the
+    /// connection closed: the client cannot tell whether they arrived.
+    pub fn set_cut_answers(&self, count: u64) {
+        self.0.cut_answers_remaining.store(count, Ordering::SeqCst);
+    }
+
+    /// Takes one of the cut answers still to give.
+    pub fn take_cut_answer(&self) -> bool {
+        take_one(&self.0.cut_answers_remaining)
+    }
+
     /// eve 27 sessions created from now on end each reply with two files the agent made
     /// (`content.completed {kind: "file"}`): one at an https URL, one at a `data:` URL.
     pub fn set_agent_file(&self, on: bool) {
@@ -897,6 +920,8 @@ impl Faults {
         self.set_model_failure(false);
         self.set_queue_replies(false);
         self.set_delegation_pause(false);
+        self.set_stranded(false);
+        self.set_cut_answers(0);
         self.set_approval(false);
         self.set_sign_in(false);
         self.set_sign_in_superseded(false);

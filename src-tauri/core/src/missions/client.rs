@@ -551,7 +551,7 @@ impl InvestigationClient {
                 Err(e) if e.service_code() == Some("session_stranded") => {
                     return Err(Error::new(
                         ErrorCode::Conflict,
-                        "The service can no longer run this mission's session (it is stranded): it takes no more messages. Its history stays readable; start a new mission to go on.",
+                        crate::missions::lifecycle::STRANDED,
                     )
                     .with_status(409)
                     .with_service_code("session_stranded"));

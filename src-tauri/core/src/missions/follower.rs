@@ -357,6 +357,9 @@ impl Follower {
                     // Final: asking again (at each start, or each time a window opens)
                     // would only be told the same.
                     MissionStatus::Expired
+                } else if e.service_code() == Some("session_stranded") {
+                    // It can never run again: over, as eve's own client ends it.
+                    MissionStatus::Failed
                 } else {
                     MissionStatus::Error
                 };

@@ -9,6 +9,10 @@ use ts_rs::TS;
 /// eve's `410 session_expired`, said once for the stream, the window and the CLI.
 pub const EXPIRED: &str = "The service no longer keeps this mission's history (it expired), so it cannot be followed any more. What this computer stored stays readable.";
 
+/// eve's `409 session_stranded` (another eve version built the session's owner, so it can
+/// never run on this deployment), said once for a follow-up and for the stream.
+pub const STRANDED: &str = "The service can no longer run this mission's session (it is stranded): it takes no more messages. Its history stays readable; start a new mission to go on.";
+
 /// Where a mission stands, as the UI shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, TS)]
 #[serde(rename_all = "lowercase")]

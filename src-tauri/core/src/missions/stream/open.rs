@@ -133,6 +133,14 @@ impl InvestigationClient {
                     .with_service_code("session_expired"),
             );
         }
+        if e.service_code() == Some("session_stranded") {
+            // Final too: eve's own client stops at once; what was stored stays readable.
+            return Err(
+                Error::new(ErrorCode::Conflict, crate::missions::lifecycle::STRANDED)
+                    .with_status(409)
+                    .with_service_code("session_stranded"),
+            );
+        }
         Err(e)
     }
 }

@@ -565,6 +565,32 @@ impl EveSessions {
 }
 
 /// eve's error body.
+/// eve's answer to a stranded session's follow or input, as its server test writes it.
+fn stranded() -> Response {
+    let body = json!({"ok": false, "code": "session_stranded", "eveVersion": "0.91.0",
+                      "error": "This session is stranded."});
+    (StatusCode::CONFLICT, axum::Json(body)).into_response()
+}
+
+/// `resp` with its body cut halfway and the connection closed, its whole length declared:
+/// the client cannot tell whether the service took what it sent.
+async fn cut_answer(resp: Response) -> Response {
+    let (mut parts, body) = resp.into_parts();
+    let bytes = axum::body::to_bytes(body, 64 * 1024)
+        .await
+        .unwrap_or_default();
+    let half = bytes.slice(..bytes.len() / 2);
+    let chunks = futures_util::stream::iter([
+        Ok::<_, std::io::Error>(half),
+        Err(std::io::Error::other("the sandbox cut this answer")),
+    ]);
+    parts.headers.insert(
+        axum::http::header::CONTENT_LENGTH,
+        axum::http::HeaderValue::from(bytes.len()),
+    );
+    Response::from_parts(parts, Body::from_stream(chunks))
+}
+
 pub fn eve_error(status: StatusCode, error: &str, code: Option<&str>) -> Response {
     let mut body = json!({"ok": false, "error": error});
     if let Some(c) = code {
@@ -1053,6 +1079,9 @@ pub async fn stream(
     if let Err(resp) = admit(&shared, &headers) {
         return eveify(resp).await;
     }
+    if shared.faults.stranded() {
+        return stranded();
+    }
     if session.child_of.is_some() {
         let served = shared.faults.child_route().serves_own();
         session.log_child_request(false, served);
@@ -1344,6 +1373,9 @@ pub async fn follow_up(
         Err(resp) => return resp,
     };
     session.posted("", &body);
+    if shared.faults.stranded() {
+        return stranded();
+    }
     let token = body.get("continuationToken");
     let (message, files) = match body.get("message") {
         None | Some(Value::Null) => (None, Vec::new()),
@@ -1469,7 +1501,11 @@ pub async fn follow_up(
             ),
         ),
     };
-    with_session_header(reply.into_response(), &session.id)
+    let reply = with_session_header(reply.into_response(), &session.id);
+    if shared.faults.take_cut_answer() {
+        return cut_answer(reply).await;
+    }
+    reply
 }
 
 /// `POST /eve/v1/session/{id}/cancel` for an eve session.
