@@ -170,6 +170,17 @@ fn version(proto: MissionProtocol) -> &'static str {
     }
 }
 
+/// The sandbox question's option `n`, by the id `proto` names it with: its label from B on
+/// (as eve 0.80 and 1.x's ask_question), the model's id in A (as eve 0.30).
+fn option(proto: MissionProtocol, n: usize) -> &'static str {
+    match (proto, n) {
+        (MissionProtocol::EveA, 0) => "recent",
+        (MissionProtocol::EveA, _) => "all",
+        (_, 0) => "The last five years",
+        _ => "All years",
+    }
+}
+
 /// A follow-up answering with `list` (each `{requestId, optionId | text}`) as `proto`
 /// takes it: eve 1.x's `answers` by `interactionId`, `inputResponses` before.
 fn answers(proto: MissionProtocol, list: Vec<Value>) -> Value {
@@ -598,7 +609,7 @@ async fn a_ambiguous_objective_asks_and_holds_the_turn_then_answers_carry_it_on(
                 }
             }
             let answer = if by_option {
-                json!({"requestId": request_id, "optionId": "recent"})
+                json!({"requestId": request_id, "optionId": option(proto, 0)})
             } else {
                 json!({"requestId": request_id, "text": "Only Europe, since 2020"})
             };
@@ -654,7 +665,7 @@ async fn a_ambiguous_objective_asks_and_holds_the_turn_then_answers_carry_it_on(
             settle().await;
             let after = read(&sb, &id, &format!("?startIndex={n}")).await;
             let expected = if by_option {
-                json!({"optionId": "recent"})
+                json!({"optionId": option(proto, 0)})
             } else {
                 json!({"text": "Only Europe, since 2020"})
             };
@@ -1039,7 +1050,7 @@ async fn eve_sessions_survive_a_restart_mid_turn_and_while_held() {
         };
         let mut body = answers(
             proto,
-            vec![json!({"requestId": request_id, "optionId": "all"})],
+            vec![json!({"requestId": request_id, "optionId": option(proto, 1)})],
         );
         if proto == MissionProtocol::EveA {
             let token = again.data_of("session.waiting")[0]["continuationToken"].clone();

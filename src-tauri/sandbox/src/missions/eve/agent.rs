@@ -700,6 +700,12 @@ impl Agent {
             ),
             ("all", "All years", "Everything the search finds."),
         ];
+        // eve's ask_question tool names each option by its label (0.80 and 1.x); 0.30
+        // kept the ids the model gave.
+        let options = options.map(|(id, label, d)| match self.proto {
+            MissionProtocol::EveA => (id, label, d),
+            _ => (label, label, d),
+        });
         out.push(self.in_step(
             "input.requested",
             json!({"requests": [{
