@@ -79,6 +79,11 @@ impl Server {
         matches!(self.eve, Eve::Real(_))
     }
 
+    /// The client, and who to name should a watch fail.
+    fn watcher(&self) -> (&InvestigationClient, &dyn Said) {
+        (&self.client, self)
+    }
+
     fn log(&self) -> String {
         match &self.eve {
             Eve::Real(eve) => eve.log_tail(),
@@ -95,6 +100,23 @@ impl Server {
         let spec = MissionSpec::new(format!("How do honey bees navigate?{word}"), 2500);
         let created = self.client.create_session(&spec).await.unwrap();
         (created.session_id, created.continuation_token)
+    }
+}
+
+/// What a failed watch says of its server.
+trait Said: Sync {
+    fn said(&self) -> String;
+}
+
+impl Said for Server {
+    fn said(&self) -> String {
+        format!("{}: {}", self.name(), self.log())
+    }
+}
+
+impl Said for String {
+    fn said(&self) -> String {
+        self.clone()
     }
 }
 
@@ -155,15 +177,14 @@ impl Seen {
 /// Watches on from where `seen` stopped, to the next end of a turn; `until` sees each new
 /// event (a cancel or a reply sent mid-turn).
 async fn watch_on(
-    s: &Server,
+    (client, who): (&InvestigationClient, &dyn Said),
     sid: &str,
     seen: &mut Seen,
     awaited: Awaited,
     mut until: impl FnMut(&MissionEvent) + Send,
 ) -> WatchEnd {
     let options = seen.options(awaited);
-    let end = s
-        .client
+    let end = client
         .watch(sid, options, |u| match u {
             WatchUpdate::Event { event } => {
                 until(&event);
@@ -176,7 +197,7 @@ async fn watch_on(
             WatchUpdate::Reconnecting { .. } => {}
         })
         .await
-        .unwrap_or_else(|e| panic!("{}: {e:?}\n{}", s.name(), s.log()));
+        .unwrap_or_else(|e| panic!("{e:?}\n{}", who.said()));
     seen.last_id = end.last_event_id.clone();
     end
 }
@@ -203,7 +224,7 @@ async fn a_mission_is_watched_to_its_waiting_turn_end_and_reads_as_a_report_with
         let who = s.name();
         let (sid, _) = s.start(Scenario::Report).await;
         let mut seen = Seen::default();
-        let end = watch_on(&s, &sid, &mut seen, Awaited::default(), |_| {}).await;
+        let end = watch_on(s.watcher(), &sid, &mut seen, Awaited::default(), |_| {}).await;
         assert_eq!(turn_end(&seen, &end), Some(TurnEnd::Waiting), "{who}");
         assert_eq!(seen.status(), MissionStatus::Waiting, "{who}");
         assert!(
@@ -226,7 +247,7 @@ async fn an_answer_in_each_releases_form_resumes_the_mission_to_its_end() {
         let who = s.name();
         let (sid, created) = s.start(Scenario::Question).await;
         let mut seen = Seen::default();
-        let end = watch_on(&s, &sid, &mut seen, Awaited::default(), |_| {}).await;
+        let end = watch_on(s.watcher(), &sid, &mut seen, Awaited::default(), |_| {}).await;
         assert_eq!(turn_end(&seen, &end), Some(TurnEnd::NeedsInput), "{who}");
         let pending = seen.conversation().pending();
         let q = pending
@@ -248,7 +269,7 @@ async fn an_answer_in_each_releases_form_resumes_the_mission_to_its_end() {
             )
             .await
             .unwrap_or_else(|e| panic!("{who}: {e:?}\n{}", s.log()));
-        let end = watch_on(&s, &sid, &mut seen, Awaited::default(), |_| {}).await;
+        let end = watch_on(s.watcher(), &sid, &mut seen, Awaited::default(), |_| {}).await;
         assert_eq!(
             turn_end(&seen, &end),
             Some(TurnEnd::Waiting),
@@ -278,7 +299,7 @@ async fn a_cancel_is_acknowledged_and_the_stream_ends_the_turn_cancelled() {
                 client.cancel(&sid, None).await
             })
         };
-        let end = watch_on(&s, &sid, &mut seen, Awaited::default(), |e| {
+        let end = watch_on(s.watcher(), &sid, &mut seen, Awaited::default(), |e| {
             if let Some(tx) = tx.take_if(|_| is_delta(e)) {
                 let _ = tx.send(());
             }
@@ -333,7 +354,7 @@ async fn a_watch_awaiting_a_reply_goes_on_past_the_running_turns_end() {
         };
         let end = {
             let created = created.clone();
-            watch_on(&s, &sid, &mut seen, awaited.clone(), |e| {
+            watch_on(s.watcher(), &sid, &mut seen, awaited.clone(), |e| {
                 if let Some(tx) = tx.take_if(|_| is_delta(e)) {
                     // eve 1.x streams `content.delta`; before, `message.appended`.
                     let version = if e.event == "content.delta" { 27 } else { 26 };
@@ -361,4 +382,86 @@ async fn a_watch_awaiting_a_reply_goes_on_past_the_running_turns_end() {
         }
         assert!(!awaited.pending(), "{who}");
     }
+}
+
+/// The sandbox's eve 27 is a picture of eve 1.0.1 only while it writes what 1.0.1 writes:
+/// the same kinds of record, scenario by scenario (a report and a reply, a question and an
+/// approval answered, a delegation, a model failure), its knobs standing in for the real
+/// agent's words. A kind one writes and the other does not fails here.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_sandboxs_eve_27_writes_the_record_kinds_eve_1_0_1_writes() {
+    let eve = tokio::task::spawn_blocking(|| RealEve::start_version(real_eve::CURRENT))
+        .await
+        .unwrap();
+    let real = client(eve.base_url(), eve.key());
+    let sb = casebook_sandbox::start(SandboxConfig {
+        pace: Pace::Instant,
+        mission_pace_ms: Some(0),
+        mission_events: Some(60),
+        mission_protocol: MissionProtocol::Eve27,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let sandbox = client(sb.base_url(), sb.key());
+    let scenarios = [
+        ("", "report"),
+        (" An ambiguous question.", "question"),
+        (" Publish a note: approval.", "approval"),
+        (" delegate", "delegate"),
+        (" fail", "fail"),
+    ];
+    for (words, name) in scenarios {
+        let f = sb.faults();
+        f.set_approval(name == "approval");
+        f.set_delegate(name == "delegate");
+        f.set_model_failure(name == "fail");
+        let mut kinds = Vec::new();
+        for c in [&real, &sandbox] {
+            kinds.push(kinds_of(c, words, name).await);
+        }
+        let only =
+            |a: usize, b: usize| -> Vec<&String> { kinds[a].difference(&kinds[b]).collect() };
+        assert!(
+            only(0, 1).is_empty() && only(1, 0).is_empty(),
+            "{name}: only eve 1.0.1 wrote {:?}; only the sandbox wrote {:?}",
+            only(0, 1),
+            only(1, 0)
+        );
+    }
+}
+
+/// Every kind of record one mission's stream holds: followed to its turn's end, its
+/// question or approval answered with the first option, a report answered by a reply.
+async fn kinds_of(
+    c: &InvestigationClient,
+    words: &str,
+    name: &str,
+) -> std::collections::BTreeSet<String> {
+    let who = format!("{name}{words}");
+    let s: (&InvestigationClient, &dyn Said) = (c, &who);
+    let spec = MissionSpec::new(format!("How do honey bees navigate?{words}"), 2500);
+    let sid = c.create_session(&spec).await.unwrap().session_id;
+    let mut seen = Seen::default();
+    let end = watch_on(s, &sid, &mut seen, Awaited::default(), |_| {}).await;
+    let dialect = Dialect::of_stream(seen.stream_version);
+    let next = match turn_end(&seen, &end) {
+        Some(TurnEnd::NeedsInput) => {
+            let q = seen.conversation().pending().remove(0);
+            Some(FollowUp::Answers(vec![InputResponse {
+                request_id: q.request_id,
+                option_id: Some(q.options[0].id.clone()),
+                text: None,
+            }]))
+        }
+        Some(TurnEnd::Waiting) if name == "report" => {
+            Some(FollowUp::Message("And in Europe?".into()))
+        }
+        _ => None,
+    };
+    if let Some(next) = next {
+        c.follow_up(&sid, &next, None, dialect).await.unwrap();
+        watch_on(s, &sid, &mut seen, Awaited::default(), |_| {}).await;
+    }
+    seen.events.into_iter().map(|e| e.event).collect()
 }

@@ -671,11 +671,20 @@ async fn a_ambiguous_objective_asks_and_holds_the_turn_then_answers_carry_it_on(
             };
             match proto {
                 MissionProtocol::Eve27 => {
+                    // As eve 1.0.1 takes an answer (tests/eve-agent/WIRE.md): no record
+                    // says the held turn resumed; it goes on.
                     let types = after.fact_types();
                     assert_eq!(
-                        types[..3],
-                        ["response.submitted", "interaction.settled", "turn.resumed"]
+                        types[..5],
+                        [
+                            "delivery.admitted",
+                            "response.submitted",
+                            "response.settled",
+                            "interaction.settled",
+                            "delivery.consumed"
+                        ]
                     );
+                    assert!(!types.iter().any(|t| t == "turn.resumed"), "{types:?}");
                     assert_eq!(after.data_of("response.submitted")[0]["value"], expected);
                     let settled = &after.data_of("interaction.settled")[0];
                     assert_eq!(settled["interactionId"], request_id.as_str());

@@ -376,6 +376,12 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                                     "startedBy": {"callId": call}}}),
                     fact("call.started", turn, json!({"callId": call, "taskId": task})),
                     opened,
+                    fact(
+                        "child.sent",
+                        turn,
+                        json!({"callId": call, "sessionId": d["sessionId"],
+                               "childDeliveryId": format!("agent-session:{call}:0:initial")}),
+                    ),
                 ]
             }
         }
@@ -433,9 +439,12 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             }
             facts
         }
+        // As eve 1.0.1 takes an answer: the delivery admitted, the response submitted
+        // (an approval's admitted too), settled `applied`, the interaction settled, the
+        // delivery consumed by the held turn, which goes on with no record of its own.
         "input.resolved" => {
             let delivery = ev.delivery.clone().unwrap_or_else(|| format!("dlv_{:016x}", random_u64()));
-            let mut facts = Vec::new();
+            let mut facts = vec![fact("delivery.admitted", None, json!({"deliveryId": delivery}))];
             for r in d["resolutions"].as_array().into_iter().flatten() {
                 let outcome = interaction_outcome(r["outcome"].as_str());
                 if outcome == "withdrawn" {
@@ -447,12 +456,20 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                     facts.push(fact("interaction.settled", turn, settled));
                     continue;
                 }
-                let response_id = format!("rsp_{:016x}", random_u64());
+                let response_id = format!("response_{delivery}_0");
                 facts.push(fact(
                     "response.submitted",
                     turn,
                     json!({"responseId": response_id, "interactionId": r["requestId"],
                            "deliveryId": delivery, "value": r["response"]}),
+                ));
+                if r["kind"].as_str().is_some_and(|k| k.ends_with("approval")) {
+                    facts.push(fact("response.admitted", turn, json!({"responseId": response_id})));
+                }
+                facts.push(fact(
+                    "response.settled",
+                    turn,
+                    json!({"outcome": "applied", "responseId": response_id}),
                 ));
                 facts.push(fact(
                     "interaction.settled",
@@ -462,9 +479,9 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                 ));
             }
             facts.push(fact(
-                "turn.resumed",
+                "delivery.consumed",
                 turn,
-                json!({"turnId": turn, "cause": {"deliveryId": delivery}}),
+                json!({"deliveryId": delivery, "parts": [], "turnId": turn}),
             ));
             state.deliveries.push(delivery);
             facts
@@ -512,17 +529,23 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                 ),
             ]
         }
-        // eve 1.x ends a session whose model failed for good in one line: the deliveries
-        // failed with the session, the turn cancelled, the session ended failed.
+        // eve 1.x ends a session whose model failed for good in one line: the model run
+        // failed, the deliveries failed with the session, the turn cancelled, the session
+        // ended failed.
         "session.failed" => {
-            let mut facts: Vec<Value> = (state.deliveries.drain(..))
-                .map(|id| {
+            let model = fact(
+                "model.settled",
+                turn,
+                json!({"outcome": "failed", "error": ev.data["error"]}),
+            );
+            let mut facts: Vec<Value> = std::iter::once(model)
+                .chain(state.deliveries.drain(..).map(|id| {
                     fact(
                         "delivery.settled",
                         None,
                         json!({"deliveryId": id, "outcome": "failed", "reason": "session-ended"}),
                     )
-                })
+                }))
                 .collect();
             facts.push(fact(
                 "turn.settled",
