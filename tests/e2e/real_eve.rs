@@ -46,6 +46,19 @@ impl Real {
         self.until_status(want, objective).await;
     }
 
+    /// Starts a mission and follows it until its reply streams.
+    async fn start_streaming(&self, objective: &str) {
+        self.start(objective, "running").await;
+        self.until("the reply streaming", || async {
+            !self
+                .app
+                .all_css("[data-testid=conversation-item][data-kind=assistant]")
+                .await
+                .is_empty()
+        })
+        .await;
+    }
+
     /// A liveness bound, not a timing claim: a window that never gets there fails here with
     /// what eve said, instead of hanging the suite.
     async fn until_status(&self, want: &str, what: &str) {
@@ -200,14 +213,7 @@ async fn real_eve_is_cancelled_replied_to_while_it_works_and_its_sub_agent_opene
     let r = Real::launch().await;
 
     // A cancel cuts the turn off: what it had said is narration, and the session waits.
-    r.start("How do bees navigate? slow 40", "running").await;
-    r.until("the reply streaming", || async {
-        !r.app
-            .all_css("[data-testid=conversation-item][data-kind=assistant]")
-            .await
-            .is_empty()
-    })
-    .await;
+    r.start_streaming("How do bees navigate? slow 40").await;
     r.app.click("mission-cancel").await;
     r.until_status("cancelled", "the cancelled turn").await;
     assert!(
@@ -220,14 +226,7 @@ async fn real_eve_is_cancelled_replied_to_while_it_works_and_its_sub_agent_opene
     // window follows that turn to its end. The composer is free again as soon as eve has
     // taken it, while the running turn goes on.
     let message = "And in Europe?";
-    r.start("How do ants navigate? slow 15", "running").await;
-    r.until("the reply streaming", || async {
-        !r.app
-            .all_css("[data-testid=conversation-item][data-kind=assistant]")
-            .await
-            .is_empty()
-    })
-    .await;
+    r.start_streaming("How do ants navigate? slow 15").await;
     let composer = r.app.testid("mission-reply").await;
     composer.send_keys(message).await.unwrap();
     composer.send_keys("\u{E007}").await.unwrap();

@@ -128,11 +128,7 @@ async fn a_reply_attaches_a_document_and_show_lists_the_files() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_file_past_the_bound_is_refused_by_name_and_nothing_is_sent() {
     let service = sandbox(MissionProtocol::Eve27).await;
-    let cli = Cli::new(&service);
-    let here = tempfile::tempdir().unwrap();
-    let (_, sid) = cli
-        .start_following("Does shade reduce heat stroke?", here.path())
-        .await;
+    let (cli, here, sid) = common::followed(&service, "Does shade reduce heat stroke?").await;
     let big = here.path().join("big.pdf");
     std::fs::File::create(&big)
         .unwrap()

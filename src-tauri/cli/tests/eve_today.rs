@@ -240,11 +240,7 @@ async fn a_sub_agent_is_shown_by_its_call_reading_its_stream_only_then() {
 async fn a_stranded_session_is_said_plainly_and_its_history_stays_readable() {
     for protocol in [MissionProtocol::EveB, MissionProtocol::Eve27] {
         let service = sandbox(protocol).await;
-        let cli = Cli::new(&service);
-        let here = tempfile::tempdir().unwrap();
-        let (_, sid) = cli
-            .start_following("Does shade reduce heat stroke?", here.path())
-            .await;
+        let (cli, here, sid) = common::followed(&service, "Does shade reduce heat stroke?").await;
         service.faults().set_stranded(true);
         let out = cli
             .run(
@@ -285,11 +281,7 @@ async fn a_stranded_session_is_said_plainly_and_its_history_stays_readable() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reply_whose_answer_was_cut_is_sent_again_with_its_key_and_is_one_message() {
     let service = sandbox(MissionProtocol::Eve27).await;
-    let cli = Cli::new(&service);
-    let here = tempfile::tempdir().unwrap();
-    let (_, sid) = cli
-        .start_following("Does shade reduce heat stroke?", here.path())
-        .await;
+    let (cli, here, sid) = common::followed(&service, "Does shade reduce heat stroke?").await;
     service.faults().set_cut_answers(1);
     let said = "Only once, please.";
     ok(&cli

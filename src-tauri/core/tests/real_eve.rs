@@ -79,6 +79,15 @@ impl Server {
         matches!(self.eve, Eve::Real(_))
     }
 
+    /// A mission of `scenario` watched to its first turn's end: its id, the create
+    /// answer's token, what the watch saw and how it ended.
+    async fn first_turn(&self, scenario: Scenario) -> (String, Option<String>, Seen, WatchEnd) {
+        let (sid, created) = self.start(scenario).await;
+        let mut seen = Seen::default();
+        let end = watch_on(self.watcher(), &sid, &mut seen, Awaited::default(), |_| {}).await;
+        (sid, created, seen, end)
+    }
+
     /// The client, and who to name should a watch fail.
     fn watcher(&self) -> (&InvestigationClient, &dyn Said) {
         (&self.client, self)
@@ -222,9 +231,7 @@ fn turn_end(seen: &Seen, end: &WatchEnd) -> Option<TurnEnd> {
 async fn a_mission_is_watched_to_its_waiting_turn_end_and_reads_as_a_report_with_sources() {
     for s in Server::each(Scenario::Report).await {
         let who = s.name();
-        let (sid, _) = s.start(Scenario::Report).await;
-        let mut seen = Seen::default();
-        let end = watch_on(s.watcher(), &sid, &mut seen, Awaited::default(), |_| {}).await;
+        let (_, _, seen, end) = s.first_turn(Scenario::Report).await;
         assert_eq!(turn_end(&seen, &end), Some(TurnEnd::Waiting), "{who}");
         assert_eq!(seen.status(), MissionStatus::Waiting, "{who}");
         assert!(
@@ -245,9 +252,7 @@ async fn a_mission_is_watched_to_its_waiting_turn_end_and_reads_as_a_report_with
 async fn an_answer_in_each_releases_form_resumes_the_mission_to_its_end() {
     for s in Server::each(Scenario::Question).await {
         let who = s.name();
-        let (sid, created) = s.start(Scenario::Question).await;
-        let mut seen = Seen::default();
-        let end = watch_on(s.watcher(), &sid, &mut seen, Awaited::default(), |_| {}).await;
+        let (sid, created, mut seen, end) = s.first_turn(Scenario::Question).await;
         assert_eq!(turn_end(&seen, &end), Some(TurnEnd::NeedsInput), "{who}");
         let pending = seen.conversation().pending();
         let q = pending

@@ -74,6 +74,19 @@ impl Cli {
     }
 }
 
+/// A mission followed to its first wait on `service`, in a data folder of its own: the CLI,
+/// the folder and the session id.
+#[allow(dead_code)]
+pub async fn followed(
+    service: &casebook_sandbox::RunningSandbox,
+    objective: &str,
+) -> (Cli, tempfile::TempDir, String) {
+    let cli = Cli::new(service);
+    let here = tempfile::tempdir().unwrap();
+    let (_, sid) = cli.start_following(objective, here.path()).await;
+    (cli, here, sid)
+}
+
 /// The output of a command that must have succeeded.
 pub fn ok(out: &Output) -> String {
     assert!(
