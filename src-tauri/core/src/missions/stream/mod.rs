@@ -25,9 +25,10 @@
 //! `204 No Content` answer to the stream request (the WHATWG signal to stop reconnecting), or
 //! where eve says its durable stream ended. A response that ends anywhere else (inside a
 //! record, at a record's end, or with the connection reset) is a cut, resumed from the
-//! cursor: never the end of a mission. It fails only when connecting kept failing for
+//! cursor: never the end of a mission. It fails when connecting kept failing for
 //! [`WatchOptions::give_up_after`] (and at least [`WatchOptions::min_failures`] tries): a
-//! connection that opens resets that.
+//! connection that opens resets that; or when [`WatchOptions::max_empty_reconnects`]
+//! connections in a row ended bringing nothing new: a record arriving resets that.
 //!
 //! ### Where it lives
 //!
@@ -83,6 +84,11 @@ pub struct WatchOptions {
     pub give_up_after: Duration,
     /// ...and at least this many times in a row.
     pub min_failures: u32,
+    /// Connections in a row that end (cut or dropped) without bringing a new record or
+    /// moving the cursor, after which the watch stops: a server that cuts every response
+    /// inside its first record would otherwise be asked again for ever. Each one backs off
+    /// further; a record arriving resets the count.
+    pub max_empty_reconnects: u32,
     /// A server's `retry:` is waited at most this long, and a 429's `Retry-After` longer than
     /// this ends the watch with `rate_limited`.
     pub max_server_retry: Duration,
@@ -132,6 +138,7 @@ impl Default for WatchOptions {
             max_backoff: Duration::from_secs(15),
             give_up_after: Duration::from_secs(120),
             min_failures: 5,
+            max_empty_reconnects: 12,
             max_server_retry: Duration::from_secs(300),
             idle_timeout: READ_IDLE_TIMEOUT,
             start_index: None,
@@ -308,6 +315,7 @@ impl InvestigationClient {
                 Opened::Stream(resp) => resp,
                 Opened::Done => return Ok(at.end(WatchEndReason::ServerDone)),
             };
+            let before = at.progress();
             let read = at
                 .read_response(resp, policy.attempt, &options, &mut on_update)
                 .await?;
@@ -315,7 +323,8 @@ impl InvestigationClient {
                 ResponseEnd::Watch(reason) => return Ok(at.end(reason)),
                 ResponseEnd::Connection(ended) => ended,
             };
-            let (pause, reason) = policy.after(ended, &options, at.server_retry);
+            let progressed = at.progress() != before;
+            let (pause, reason) = policy.after(ended, &options, at.server_retry, progressed)?;
             reconnect_after(&mut on_update, policy.attempt, pause, reason).await;
         }
     }

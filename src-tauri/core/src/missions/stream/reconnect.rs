@@ -66,6 +66,8 @@ pub(super) struct Reconnect {
     failing_since: Option<Instant>,
     /// Answers that the session is not there (yet), in a row.
     not_there: u32,
+    /// Connections in a row that ended bringing nothing new.
+    empty: u32,
     /// The contract does not name the stream's method: POST once GET is refused.
     pub(super) use_post: bool,
     jitter: Jitter,
@@ -79,6 +81,7 @@ impl Reconnect {
             failures: 0,
             failing_since: None,
             not_there: 0,
+            empty: 0,
             use_post: false,
             jitter: Jitter::seeded(),
         }
@@ -137,25 +140,43 @@ impl Reconnect {
     }
 
     /// The pause before connecting again after a connection that ended without ending the
-    /// watch. Only a record ends a mission: whatever else ends a response is a cut, resumed
-    /// from the cursor, as often as connections open.
+    /// watch (`progressed`: it brought a new record or moved the cursor). Only a record
+    /// ends a mission: whatever else ends a response is a cut, resumed from the cursor. A
+    /// cut that brought nothing counts as a failure: the pause grows with each one in a
+    /// row, and after [`WatchOptions::max_empty_reconnects`] the watch stops, saying why.
     pub(super) fn after(
         &mut self,
         ended: Ended,
         options: &WatchOptions,
         server_retry: Option<Duration>,
-    ) -> (Duration, String) {
-        match ended {
+        progressed: bool,
+    ) -> Result<(Duration, String)> {
+        let reason = match ended {
             // The server ended this response by design: straight back, no back-off.
             Ended::LeaseOver | Ended::Settled => {
-                (Duration::ZERO, "the stream's lease ended".into())
+                return Ok((Duration::ZERO, "the stream's lease ended".into()));
             }
-            Ended::Clean => (
-                backoff(options, 0, server_retry, &mut self.jitter),
-                "the stream ended before the case was waiting or complete".into(),
-            ),
-            Ended::Dropped(reason) => (backoff(options, 0, server_retry, &mut self.jitter), reason),
+            Ended::Clean => "the stream ended before the case was waiting or complete".into(),
+            Ended::Dropped(reason) => reason,
+        };
+        if progressed {
+            self.empty = 0;
+        } else {
+            self.empty += 1;
         }
+        if self.empty >= options.max_empty_reconnects {
+            return Err(Error::new(
+                ErrorCode::Network,
+                format!(
+                    "The service keeps ending the mission's stream before a whole record ({reason}); stopped after {} tries in a row that brought nothing. The mission is kept as it was: follow it again to retry.",
+                    self.empty
+                ),
+            ));
+        }
+        Ok((
+            backoff(options, self.empty, server_retry, &mut self.jitter),
+            reason,
+        ))
     }
 }
 

@@ -29,6 +29,8 @@ pub(crate) struct Position {
     first: bool,
     /// An event new to this watch has been handed on.
     delivered: bool,
+    /// How many, over the watch.
+    fresh: u64,
     /// The server's `retry:`, the least a reconnect waits.
     pub(super) server_retry: Option<Duration>,
     /// What the records so far leave open, for a hold whose end depends on it.
@@ -75,11 +77,18 @@ impl Position {
             tail: None,
             first: true,
             delivered: false,
+            fresh: 0,
             server_retry: None,
             turns: options.turns.clone(),
             awaited: options.awaited.clone(),
             deferred: None,
         }
+    }
+
+    /// Where the watch has got to: new events handed on and the cursor. A connection that
+    /// leaves it as it was brought nothing.
+    pub(super) fn progress(&self) -> (u64, u64) {
+        (self.fresh, self.cursor)
     }
 
     /// How long the deferred turn's end may still wait for its reply.
@@ -243,6 +252,7 @@ impl Position {
                 }
                 r.lines.new_in_line = true;
                 self.delivered = true;
+                self.fresh += 1;
                 let at = r.lines.position();
                 // A later line after a turn's end: that end was an older turn's.
                 if r.pending_end.as_ref().is_some_and(|(_, p)| *p != at) {
