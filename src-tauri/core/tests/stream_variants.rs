@@ -472,19 +472,30 @@ async fn a_refused_connection_gives_up_with_a_network_error() {
     assert!(err.message().contains("lost"), "{}", err.message());
 }
 
+/// A server that keeps accepting and dropping with nothing new (a comment, then the
+/// cut): fewer such connections in a row than `max_empty_reconnects` are ridden out; at
+/// the bound the watch stops, saying why, instead of asking again for ever.
 #[tokio::test]
-async fn a_server_that_keeps_accepting_and_dropping_is_never_given_up() {
+async fn a_server_that_keeps_accepting_and_dropping_is_given_up_after_the_empty_tries() {
+    let tries = quick().max_empty_reconnects as usize;
+    let mut replies = vec![Reply::SseThenBreak(": hello\n\n"); tries - 1];
+    replies.push(Reply::Sse("event: session.waiting\ndata: {}\n\n"));
+    let (c, script) = serve(replies).await;
+    let w = watch(&c, quick()).await;
+    assert!(w.result.is_ok(), "{:?}", w.result);
+    assert_eq!(script.requests().len(), tries);
+
     let mut replies = vec![Reply::SseThenBreak(": hello\n\n"); 30];
     replies.push(Reply::Sse("event: session.waiting\ndata: {}\n\n"));
     let (c, script) = serve(replies).await;
-    let started = Instant::now();
-    let w = watch(&c, quick()).await;
-    assert!(w.result.is_ok(), "{:?}", w.result);
-    assert_eq!(script.requests().len(), 31);
+    let err = watch(&c, quick()).await.result.unwrap_err();
+    assert_eq!(err.code(), ErrorCode::Network, "{}", err.message());
     assert!(
-        started.elapsed() > quick().give_up_after,
-        "the drops went on for longer than a failing connection is given"
+        err.message().contains("keeps ending the mission's stream"),
+        "{}",
+        err.message()
     );
+    assert_eq!(script.requests().len(), tries);
 }
 
 #[tokio::test]
