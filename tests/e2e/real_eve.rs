@@ -49,14 +49,14 @@ impl Real {
     /// Starts a mission and follows it until its reply streams.
     async fn start_streaming(&self, objective: &str) {
         self.start(objective, "running").await;
-        self.until("the reply streaming", || async {
-            !self
-                .app
-                .all_css("[data-testid=conversation-item][data-kind=assistant]")
-                .await
-                .is_empty()
-        })
-        .await;
+        let reply = "[data-testid=conversation-item][data-kind=assistant]";
+        self.until_shown("the reply streaming", reply).await;
+    }
+
+    /// Waits until something matches `css`.
+    async fn until_shown(&self, what: &str, css: &str) {
+        self.until(what, || async { !self.app.all_css(css).await.is_empty() })
+            .await;
     }
 
     /// A liveness bound, not a timing claim: a window that never gets there fails here with
@@ -119,13 +119,8 @@ async fn real_eve_is_followed_to_its_report_and_its_questions_and_approvals_answ
     // A report, with its sources.
     r.start("Does urban heat raise hospital admissions?", "waiting")
         .await;
-    r.until("the report's sources", || async {
-        !r.app
-            .all_css("[data-testid=mission-source]")
-            .await
-            .is_empty()
-    })
-    .await;
+    r.until_shown("the report's sources", "[data-testid=mission-source]")
+        .await;
     for source in r.app.all_css("[data-testid=mission-source]").await {
         let url = source.attr("data-url").await.unwrap().unwrap_or_default();
         assert!(url.starts_with("https://"), "{url}");
@@ -262,12 +257,10 @@ async fn real_eve_is_cancelled_replied_to_while_it_works_and_its_sub_agent_opene
     r.start("Who studies urban heat? delegate", "waiting").await;
     let open = r.app.wait_css("[data-testid=subagent-open]").await;
     open.click().await.unwrap();
-    r.until("the sub-agent's conversation", || async {
-        !r.app
-            .all_css("[data-testid=subagent-status]")
-            .await
-            .is_empty()
-    })
+    r.until_shown(
+        "the sub-agent's conversation",
+        "[data-testid=subagent-status]",
+    )
     .await;
     let mut reads = 0;
     loop {

@@ -454,7 +454,7 @@ impl Casebook {
         };
         match &sent.delivery_id {
             Some(id) => Some(Reply::Delivery(id.clone())),
-            None if dialect.is_eve() && !text.is_empty() => Some(Reply::Words(text.to_owned())),
+            None if dialect.eve && !text.is_empty() => Some(Reply::Words(text.to_owned())),
             None => None,
         }
     }

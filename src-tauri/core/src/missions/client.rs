@@ -244,10 +244,6 @@ impl Dialect {
             eve: version.is_some(),
         }
     }
-
-    pub fn is_eve(&self) -> bool {
-        self.eve
-    }
 }
 
 /// One answer to a question or approval the service asked: one of the options it listed,

@@ -329,8 +329,7 @@ impl Follower {
                         _ => false,
                     };
                     if !reached_turn_end || w.awaited.close_if_idle() {
-                        w.awaited.give_up();
-                        w.awaited.close_if_idle();
+                        w.awaited.close();
                         break end;
                     }
                 }

@@ -34,10 +34,11 @@
 //!
 //! [`InvestigationClient::watch`] is the loop; opening a stream with its retries is
 //! [`open`], reading one response [`response`] (which owns the cursor), the reconnect
-//! policy [`reconnect`], a response's bytes as records [`framing`], and what is new after a
-//! reconnect [`dedup`]. A sub-agent's stream is read once, to where it stands, by
+//! policy [`reconnect`], a response's bytes as records [`framing`], what is new after a
+//! reconnect [`dedup`], and the replies a watch follows past a turn's end [`awaited`]. A sub-agent's stream is read once, to where it stands, by
 //! [`child`].
 
+mod awaited;
 pub mod child;
 mod dedup;
 mod framing;
@@ -45,6 +46,7 @@ mod open;
 mod reconnect;
 mod response;
 
+pub use awaited::{AWAIT_GRACE, Awaited, Reply};
 pub use framing::ndjson_events;
 
 use crate::error::Result;
@@ -150,92 +152,6 @@ impl Default for WatchOptions {
     }
 }
 
-/// How long a turn's end waits for an awaited reply's delivery to show: eve starts the
-/// turn that takes a queued message at once, and a server that never names deliveries
-/// must not keep a watch open on a session that waits.
-pub const AWAIT_GRACE: Duration = Duration::from_secs(15);
-/// Deliveries remembered as taken: a reply's delivery may show before its sender hears
-/// the service's answer.
-const TAKEN_KEPT: usize = 64;
-
-/// The replies a watch follows to their turn ([`WatchOptions::awaited`]): by the delivery
-/// id eve gave for each, or, from an eve that gives none (generation A), by its words,
-/// which the turn that takes it repeats.
-#[derive(Debug, Clone, Default)]
-pub struct Awaited(std::sync::Arc<std::sync::Mutex<AwaitedState>>);
-
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Reply {
-    Delivery(String),
-    Words(String),
-}
-
-#[derive(Debug, Default)]
-struct AwaitedState {
-    waiting: std::collections::BTreeSet<Reply>,
-    taken: std::collections::VecDeque<String>,
-    /// The watch has ended and takes no more.
-    closed: bool,
-}
-
-impl Awaited {
-    fn state(&self) -> std::sync::MutexGuard<'_, AwaitedState> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Follows `reply` to its turn; false once the watch has closed.
-    pub fn add(&self, reply: Reply) -> bool {
-        let mut s = self.state();
-        if s.closed {
-            return false;
-        }
-        let seen = matches!(&reply, Reply::Delivery(id) if s.taken.contains(id));
-        if !seen {
-            s.waiting.insert(reply);
-        }
-        true
-    }
-
-    /// The stream showed these deliveries taken.
-    pub fn taken(&self, ids: &[String]) {
-        let mut s = self.state();
-        for id in ids {
-            s.waiting.remove(&Reply::Delivery(id.clone()));
-            if !s.taken.contains(id) {
-                if s.taken.len() == TAKEN_KEPT {
-                    s.taken.pop_front();
-                }
-                s.taken.push_back(id.clone());
-            }
-        }
-    }
-
-    /// The stream showed the person's message with these words.
-    pub fn said(&self, words: &str) {
-        let mut s = self.state();
-        if !s.waiting.is_empty() {
-            s.waiting.remove(&Reply::Words(words.to_owned()));
-        }
-    }
-
-    /// A reply sent has not shown yet.
-    pub fn pending(&self) -> bool {
-        !self.state().waiting.is_empty()
-    }
-
-    /// The awaited replies never showed: the watch stops waiting for them.
-    pub fn give_up(&self) {
-        self.state().waiting.clear();
-    }
-
-    /// Closes it when nothing is awaited (the watch may end); false while a reply is.
-    pub fn close_if_idle(&self) -> bool {
-        let mut s = self.state();
-        s.closed = s.waiting.is_empty();
-        s.closed
-    }
-}
-
 /// What a watcher is told besides events.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(tag = "type", rename_all = "camelCase")]
@@ -336,31 +252,5 @@ impl Position {
             reason,
             last_event_id: self.resume_id,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_reply_is_awaited_until_its_delivery_or_its_words_show() {
-        let a = Awaited::default();
-        assert!(!a.pending());
-        assert!(a.add(Reply::Delivery("d1".into())));
-        assert!(a.add(Reply::Words("And in Europe?".into())));
-        a.taken(&["d0".into(), "d1".into()]);
-        assert!(a.pending(), "the words have not shown");
-        a.said("And in Europe?");
-        assert!(!a.pending());
-        // A delivery that showed before its sender heard the 202 is not awaited again.
-        assert!(a.add(Reply::Delivery("d0".into())));
-        assert!(!a.pending());
-        // Closed only when nothing is awaited; then it takes no more.
-        assert!(a.add(Reply::Delivery("d9".into())));
-        assert!(!a.close_if_idle());
-        a.give_up();
-        assert!(a.close_if_idle());
-        assert!(!a.add(Reply::Delivery("d10".into())));
     }
 }

@@ -27,9 +27,7 @@ pub(crate) struct Position {
     tail: Option<i64>,
     /// No response read yet: the first asks for the tail index.
     first: bool,
-    /// An event new to this watch has been handed on.
-    delivered: bool,
-    /// How many, over the watch.
+    /// Events new to this watch handed on so far.
     fresh: u64,
     /// The server's `retry:`, the least a reconnect waits.
     pub(super) server_retry: Option<Duration>,
@@ -76,13 +74,17 @@ impl Position {
             ndjson: options.start_index.is_some(),
             tail: None,
             first: true,
-            delivered: false,
             fresh: 0,
             server_retry: None,
             turns: options.turns.clone(),
             awaited: options.awaited.clone(),
             deferred: None,
         }
+    }
+
+    /// An event new to this watch has been handed on.
+    fn delivered(&self) -> bool {
+        self.fresh > 0
     }
 
     /// Where the watch has got to: new events handed on and the cursor. A connection that
@@ -125,7 +127,7 @@ impl Position {
         self.dedup.reconnected();
         // Nothing past the cursor: the settled mission is as this computer stored it.
         let up_to_date = self.ndjson && self.tail.is_some_and(|t| self.cursor as i64 > t);
-        if options.settled && !self.delivered && up_to_date {
+        if options.settled && !self.delivered() && up_to_date {
             return Ok(ResponseEnd::Watch(WatchEndReason::UpToDate));
         }
         let mut r = Reading {
@@ -138,7 +140,7 @@ impl Position {
             // follows it for a moment.
             let wait = match &r.pending_end {
                 Some(_) if self.ndjson && self.tail.is_none() => SETTLE,
-                None if options.settled && !self.delivered && self.tail.is_none() => SETTLE,
+                None if options.settled && !self.delivered() && self.tail.is_none() => SETTLE,
                 _ => idle_timeout,
             };
             let wait = self.deferred_left().map_or(wait, |left| wait.min(left));
@@ -150,7 +152,7 @@ impl Position {
                     return Ok(ResponseEnd::Watch(WatchEndReason::Terminal(end)));
                 }
                 Err(_) if r.pending_end.is_some() => break Ended::Settled,
-                Err(_) if options.settled && !self.delivered && self.tail.is_none() => {
+                Err(_) if options.settled && !self.delivered() && self.tail.is_none() => {
                     return Ok(ResponseEnd::Watch(WatchEndReason::UpToDate));
                 }
                 Err(_) => {
@@ -166,7 +168,7 @@ impl Position {
                 }
                 // A server that closes at once when it has nothing past the cursor (as the
                 // seeds' stream of a finished session may) has nothing new for a settled one.
-                Ok(Ok(None)) if options.settled && !self.delivered && r.pending_end.is_none() => {
+                Ok(Ok(None)) if options.settled && !self.delivered() && r.pending_end.is_none() => {
                     return Ok(ResponseEnd::Watch(WatchEndReason::UpToDate));
                 }
                 Ok(Ok(None)) => break Ended::Clean,
@@ -251,7 +253,6 @@ impl Position {
                     return Step::Next;
                 }
                 r.lines.new_in_line = true;
-                self.delivered = true;
                 self.fresh += 1;
                 let at = r.lines.position();
                 // A later line after a turn's end: that end was an older turn's.

@@ -369,7 +369,7 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             } else {
                 // eve 1.x: the call starts a task of its own, which ends when the call does
                 // (no end of its own), and the turn goes on waiting for it.
-                let task = format!("{}-{}", d["name"].as_str().unwrap_or("agent"), &call[call.len().saturating_sub(6)..]);
+                let task = format!("{}-{call}", d["name"].as_str().unwrap_or("agent"));
                 vec![
                     json!({"type": "task.started", "scope": {"taskId": task},
                            "data": {"taskId": task, "kind": "agent", "name": d["name"],
