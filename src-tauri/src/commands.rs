@@ -337,7 +337,8 @@ pub fn cite_report<R: Runtime>(
 ) -> Result<(), Error> {
     let path = core.hand_over(std::path::Path::new(&path))?;
     // The program's name first, as in any command line the launch queue reads.
-    windows::open_documents(&app, &[String::new(), path], "/");
+    casebook_core::desktop::launch::receive(&[String::new(), path], std::path::Path::new("/"));
+    windows::bring_forward(&app);
     Ok(())
 }
 

@@ -143,19 +143,25 @@ pub fn run() {
         .with_writer(std::io::stderr)
         .init();
 
-    let mut builder = tauri::Builder::default();
     let data_dir = casebook_core::paths::data_dir();
-    if let Ok(dir) = &data_dir {
-        let id =
-            casebook_core::desktop::launch::instance_id(casebook_core::paths::APP_IDENTIFIER, dir);
-        builder = builder.plugin(
-            tauri_plugin_single_instance::Builder::new()
-                .dbus_id(id)
-                .callback(|app, argv, cwd| windows::open_documents(app, &argv, &cwd))
-                .build(),
-        );
-    }
-    setup(builder)
+    let argv: Vec<String> = std::env::args().collect();
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let instance = match &data_dir {
+        Ok(dir) => {
+            use casebook_core::desktop::{instance, launch};
+            let id = launch::instance_id(casebook_core::paths::APP_IDENTIFIER, dir);
+            match instance::claim(&id, &argv, &cwd, HANDOVER_PATIENCE) {
+                instance::Claim::First(owned) => Some(owned),
+                instance::Claim::HandedOver => return,
+                instance::Claim::Alone(why) => {
+                    tracing::warn!("opening on its own: {why}");
+                    None
+                }
+            }
+        }
+        Err(_) => None,
+    };
+    let app = setup(tauri::Builder::default())
         .setup(move |app| {
             // Made here, not from the configuration, so it is born at its kept place;
             // before core starts, so its web process starts alongside.
@@ -169,11 +175,7 @@ pub fn run() {
             {
                 windows::open_main(app.handle(), config, place.clone())?;
             }
-            let argv: Vec<String> = std::env::args().collect();
-            casebook_core::desktop::launch::receive(
-                &argv,
-                &std::env::current_dir().unwrap_or_default(),
-            );
+            casebook_core::desktop::launch::receive(&argv, &cwd);
             let (handle, dir) = (app.handle().clone(), data_dir.clone());
             let core = tauri::async_runtime::block_on(async move {
                 let core = start_core(&handle, dir?).await?;
@@ -183,6 +185,67 @@ pub fn run() {
             app.manage(core);
             Ok(())
         })
-        .run(tauri::generate_context!())
-        .expect("error while running Casebook");
+        .build(tauri::generate_context!());
+    let app = match app {
+        Ok(app) => app,
+        Err(e) => {
+            eprintln!("Casebook could not start: {e}");
+            std::process::exit(1);
+        }
+    };
+    let closer = instance.as_ref().map(|owned| {
+        let handle = app.handle().clone();
+        owned.on_handover(move || windows::bring_forward(&handle));
+        owned.closer()
+    });
+    close_on_signals(app.handle(), closer);
+    tracing::info!("ready");
+    let mut instance = instance;
+    app.run(move |_, event| match event {
+        tauri::RunEvent::ExitRequested { .. } => {
+            if let Some(owned) = &instance {
+                owned.closing();
+            }
+        }
+        // The name goes with the last window, before the process's own clean-up.
+        tauri::RunEvent::Exit => drop(instance.take()),
+        _ => {}
+    });
+}
+
+/// How long a second start waits for a first one that is closing (or hung) before it
+/// opens on its own.
+const HANDOVER_PATIENCE: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// A terminate, hang-up or interrupt closes the app as its window's close button does
+/// (a session's logout sends one), rather than killing it mid-write.
+/// A later start is refused from the signal on, not only once the windows are gone.
+fn close_on_signals<R: tauri::Runtime>(
+    app: &tauri::AppHandle<R>,
+    closing: Option<impl Fn() + Send + Sync + 'static>,
+) {
+    #[cfg(unix)]
+    {
+        let closing = std::sync::Arc::new(closing);
+        use tokio::signal::unix::{SignalKind, signal};
+        for kind in [
+            SignalKind::terminate(),
+            SignalKind::hangup(),
+            SignalKind::interrupt(),
+        ] {
+            let (app, closing) = (app.clone(), closing.clone());
+            tauri::async_runtime::spawn(async move {
+                let Ok(mut signals) = signal(kind) else {
+                    return;
+                };
+                if signals.recv().await.is_some() {
+                    if let Some(closing) = &*closing {
+                        closing();
+                    }
+                    tracing::info!("closing on signal {}", kind.as_raw_value());
+                    app.exit(0);
+                }
+            });
+        }
+    }
 }

@@ -75,10 +75,9 @@ pub fn drag_drop<R: Runtime>(app: &AppHandle<R>, event: &tauri::DragDropEvent) {
     }
 }
 
-/// A later start's documents (its argv, run in `cwd`) go to the running main
-/// window, which comes to the front and takes them with `opened_documents`.
-pub fn open_documents<R: Runtime>(app: &AppHandle<R>, argv: &[String], cwd: &str) {
-    casebook_core::desktop::launch::receive(argv, std::path::Path::new(cwd));
+/// A later start handed its documents over (core queued them): the main window comes
+/// to the front and takes them with `opened_documents`.
+pub fn bring_forward<R: Runtime>(app: &AppHandle<R>) {
     if let Some(w) = app.get_webview_window("main") {
         let (_, _, _) = (w.unminimize(), w.show(), w.set_focus());
     }

@@ -6,6 +6,7 @@ mod bench;
 mod cite;
 mod conversation;
 mod eve_today;
+mod handover;
 mod interactions;
 mod missions;
 mod real_eve;
