@@ -81,6 +81,10 @@ fn each_hostile_answer_exits_5_says_why_and_writes_nothing() {
     let cases = [
         (HostileDocument::Bomb, "(it is what a zip bomb looks like)"),
         (
+            HostileDocument::LyingBomb,
+            "unpacks to more than 512 MB (its parts say they are smaller than they are)",
+        ),
+        (
             HostileDocument::ParentPath,
             "a file named \"../casebook-escape.txt\", a path leading out of its folder",
         ),

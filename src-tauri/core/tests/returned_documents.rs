@@ -1,6 +1,7 @@
 //! A returned document is checked as a dropped one is: a cite answer whose package
-//! would inflate to gigabytes, holds an entry named out of the package, or holds a
-//! link is refused as bad input, in plain words, and nothing of it is kept.
+//! would inflate to gigabytes (declared, or only in the bytes that come out), holds an
+//! entry named out of the package, or holds a link is refused as bad input, in plain
+//! words, and nothing of it is kept.
 
 use casebook_core::ErrorCode;
 use casebook_core::citations::client::{CitationClient, Input, ValidOptions, no_progress};
@@ -35,8 +36,13 @@ async fn hostile(what: HostileDocument) -> (RunningSandbox, CitationClient) {
 }
 
 /// Each hostile answer, with the words its refusal must use.
-const CASES: [(HostileDocument, ErrorCode, &str); 5] = [
+const CASES: [(HostileDocument, ErrorCode, &str); 6] = [
     (HostileDocument::Bomb, ErrorCode::UnsafeDocument, "zip bomb"),
+    (
+        HostileDocument::LyingBomb,
+        ErrorCode::UnsafeDocument,
+        "unpacks to more than 512 MB (its parts say they are smaller than they are)",
+    ),
     (
         HostileDocument::ParentPath,
         ErrorCode::UnsafeDocument,
@@ -104,22 +110,23 @@ async fn each_hostile_answer_is_refused_in_memory_and_through_a_job() {
 #[tokio::test]
 async fn a_deck_answered_with_a_bomb_is_refused_too() {
     let deck = std::fs::read(data("pptx/title-bullets-notes.pptx")).unwrap();
-    let (s, client) = hostile(HostileDocument::Bomb).await;
-    let err = client
-        .cite(
-            &Input::document(&deck).unwrap(),
-            &ValidOptions::default(),
-            &no_progress,
-        )
-        .await
-        .unwrap_err();
-    check_refusal(
-        &err,
-        HostileDocument::Bomb,
-        ErrorCode::UnsafeDocument,
-        "to 2300.",
-    );
-    s.stop().await;
+    for (what, words) in [
+        (HostileDocument::Bomb, "to 2300."),
+        // Its headers say 1 KB: only the bytes that come out tell.
+        (HostileDocument::LyingBomb, "more than 512 MB"),
+    ] {
+        let (s, client) = hostile(what).await;
+        let err = client
+            .cite(
+                &Input::document(&deck).unwrap(),
+                &ValidOptions::default(),
+                &no_progress,
+            )
+            .await
+            .unwrap_err();
+        check_refusal(&err, what, ErrorCode::UnsafeDocument, words);
+        s.stop().await;
+    }
 }
 
 #[tokio::test]

@@ -408,7 +408,7 @@ async fn set_faults(
         req.hostile_document.as_deref(),
         "hostileDocument",
         crate::cite_variants::HostileDocument::parse_fault,
-        "none, bomb, parent-path, absolute-path, drive-path, symlink",
+        "none, bomb, lying-bomb, parent-path, absolute-path, drive-path, symlink",
     ) {
         Ok(v) => v,
         Err(r) => return r,

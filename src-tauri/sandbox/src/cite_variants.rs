@@ -167,6 +167,9 @@ pub(crate) fn front_too_large() -> Response {
 pub enum HostileDocument {
     /// An entry of zeros that inflates to 2.3 GB from about 2 MB (a zip bomb).
     Bomb,
+    /// The same bomb, but its local and central headers both declare it 1 KB (its
+    /// checksum is the real one): only inflating it tells.
+    LyingBomb,
     /// An entry named `../casebook-escape.txt`.
     ParentPath,
     /// An entry named `/tmp/casebook-escape.txt`.
@@ -194,6 +197,8 @@ impl HostileDocument {
 /// What the bomb inflates to: one literal zero, then this many 258-byte copies.
 const BOMB_COPIES: u64 = 8_914_728;
 pub const BOMB_INFLATED: u64 = 1 + 258 * BOMB_COPIES;
+/// What the lying bomb's headers say it inflates to.
+pub const LYING_SIZE: u64 = 1024;
 
 /// `package` with the hostile entry appended (a zip written here has no zip64 records).
 pub fn hostile_document(package: &[u8], what: HostileDocument) -> Vec<u8> {
@@ -202,6 +207,11 @@ pub fn hostile_document(package: &[u8], what: HostileDocument) -> Vec<u8> {
             let data = zeros_deflated(BOMB_COPIES);
             let crc = crc32_of_zeros(BOMB_INFLATED);
             ("docProps/padding.bin", 8u16, data, crc, BOMB_INFLATED, None)
+        }
+        HostileDocument::LyingBomb => {
+            let data = zeros_deflated(BOMB_COPIES);
+            let crc = crc32_of_zeros(BOMB_INFLATED);
+            ("docProps/padding.bin", 8u16, data, crc, LYING_SIZE, None)
         }
         HostileDocument::Symlink => {
             let target = b"/etc/passwd".to_vec();

@@ -77,7 +77,7 @@ struct Args {
     /// Cite: hold the answer this many ms after reading the request.
     #[arg(long, default_value_t = 0)]
     slow_cite_ms: u64,
-    /// Cite: return the cited document with a hostile zip entry (bomb, parent-path,
+    /// Cite: return the cited document with a hostile zip entry (bomb, lying-bomb, parent-path,
     /// absolute-path, drive-path or symlink).
     #[arg(long, value_enum)]
     hostile_document: Option<HostileDocument>,

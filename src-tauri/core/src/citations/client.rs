@@ -2,8 +2,8 @@
 //! answers checked after.
 
 use crate::citations::documents::{self, DocKind, MAX_REQUEST_BYTES, Paragraph};
-use crate::citations::reader;
 use crate::citations::transfer::{CiteAnswerDecoder, DocumentBody};
+use crate::citations::{reader, returned};
 use crate::error::{Error, ErrorCode, Result};
 use crate::keys::ApiKey;
 use crate::net::api::{ApiClient, Limits, Payload, Streamed};
@@ -577,7 +577,7 @@ fn checked(
     extra: serde_json::Map<String, serde_json::Value>,
     sent: &Input<'_>,
 ) -> Result<Cited> {
-    let kind = output_kind(sent_kind(sent), documents::sniff(&bytes), || {
+    let kind = output_kind(sent_kind(sent), returned::check(&bytes), || {
         std::str::from_utf8(&bytes).is_ok()
     })?;
     Ok(Cited { bytes, kind, extra })
@@ -712,7 +712,7 @@ impl CitationClient {
             .into_inner()
             .map_err(|e| Error::io("Cannot write the cited document", e.error()))?;
         let kind = tokio::task::spawn_blocking(move || {
-            let kind = output_kind(sent, documents::sniff_file(&file, len), || {
+            let kind = output_kind(sent, returned::check_file(&file, len), || {
                 is_utf8_file(&file, len)
             });
             kind.map(|k| (k, file))

@@ -1,7 +1,8 @@
 //! The citation service and what Casebook does around it: recognising a dropped file
 //! ([`documents`]), reading a .docx or .pptx itself ([`reader`]), the parse and cite
 //! client ([`client`]) with the document streamed both ways ([`transfer`]), what a
-//! card says before citing ([`preview`]), what a cite changed ([`summary`]), and the
+//! returned document must pass before it is saved ([`returned`]), what a card says
+//! before citing ([`preview`]), what a cite changed ([`summary`]), and the
 //! citing jobs the front ends run ([`jobs`]).
 
 pub mod client;
@@ -9,5 +10,6 @@ pub mod documents;
 pub mod jobs;
 pub mod preview;
 pub mod reader;
+pub mod returned;
 pub mod summary;
 pub mod transfer;
