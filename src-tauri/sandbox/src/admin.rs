@@ -85,6 +85,9 @@
 //!   their budget in their first turn (85: past the 80% warning; 110: over the budget;
 //!   0: off), as a model run of its own (27: `usage.recorded`; A and B: the cumulative
 //!   usage only);
+//! - `missionSeed`: N to draw the missions created from now on from N (the n-th from
+//!   `"N:n"`, counting again from 0), so a test gets the same missions on every run;
+//!   `clear` leaves it;
 //! - `delegate`: `true` to have eve sessions created from now on hand one task to a
 //!   `researcher` sub-agent before their report (27: a task its call started, as eve 1.x);
 //! - `modelFailure`: `true` to have eve sessions created from now on meet a model
@@ -214,6 +217,7 @@ struct FaultRequest {
     agent_paths: Option<String>,
     no_info_route: Option<bool>,
     spend_percent: Option<u64>,
+    mission_seed: Option<u64>,
     held_shape: Option<String>,
     background_task: Option<bool>,
     task_result: Option<bool>,
@@ -559,6 +563,9 @@ async fn set_faults(
             d.no_info_route = on;
         }
         f.set_deployment(d);
+    }
+    if let Some(seed) = req.mission_seed {
+        f.set_mission_seed(seed);
     }
     if let Some(p) = req.spend_percent {
         f.set_spend_percent((p > 0).then_some(p));

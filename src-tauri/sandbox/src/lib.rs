@@ -82,6 +82,10 @@ pub struct SandboxConfig {
     /// generations. The `missionProtocol` fault switches it at run time for sessions
     /// created after.
     pub mission_protocol: MissionProtocol,
+    /// Where the missions' scripts are drawn from: the n-th mission created from
+    /// `"{seed}:{n}"`, the same missions on every run (`--mission-seed`, the
+    /// `missionSeed` knob).
+    pub mission_seed: u64,
     /// The citation service's variants (References required, the document's own
     /// list, placement, shapes, notes, metadata, seeding, error families, a front's
     /// body limit, a slow cite): all off by default. The faults endpoint changes them
@@ -101,6 +105,7 @@ impl Default for SandboxConfig {
             mission_pace_ms: None,
             mission_reply_deltas: None,
             mission_protocol: MissionProtocol::Legacy,
+            mission_seed: 0,
             citations: CiteVariants::default(),
         }
     }
@@ -205,6 +210,7 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
     }
     let faults = Faults::default();
     faults.set_default_protocol(config.mission_protocol);
+    faults.set_mission_seed(config.mission_seed);
     faults.set_default_cite(config.citations);
     let shared = Arc::new(Shared {
         keys: keys.clone(),

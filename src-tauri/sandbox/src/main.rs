@@ -44,6 +44,10 @@ struct Args {
     /// (`eve-a`, the default; `eve-b`, `eve-27`) or the seeds' SSE vocabulary (`legacy`).
     #[arg(long, value_enum, default_value_t = MissionProtocol::EveA)]
     mission_protocol: MissionProtocol,
+    /// Where the missions' scripts are drawn from: the n-th mission from "SEED:n", the
+    /// same missions on every run.
+    #[arg(long, default_value_t = 0)]
+    mission_seed: u64,
     /// Cite: refuse (422) a document or essay with no References section.
     #[arg(long)]
     require_references: bool,
@@ -103,6 +107,7 @@ async fn main() -> std::io::Result<()> {
         mission_pace_ms: args.mission_pace_ms,
         mission_reply_deltas: args.mission_reply_deltas,
         mission_protocol: args.mission_protocol,
+        mission_seed: args.mission_seed,
         citations: CiteVariants {
             require_references: args.require_references,
             style: args.cite_style,

@@ -360,6 +360,8 @@ struct State_ {
     deployment: Mutex<crate::agents::Deployment>,
     /// `spendPercent` plus one; 0: off.
     spend_percent_plus_one: AtomicU64,
+    mission_seed: AtomicU64,
+    missions_seeded: AtomicU64,
     held_shape: AtomicU64,
     background_task: AtomicBool,
     task_result: AtomicBool,
@@ -827,6 +829,24 @@ impl Faults {
 
     pub fn deployment(&self) -> crate::agents::Deployment {
         lock(&self.0.deployment).clone()
+    }
+
+    /// Missions created from now on draw their scripts (their length, costs, pace and
+    /// what they find) from `base`: the n-th after this call from `"{base}:{n}"`, not
+    /// from their random session ids, so a test sees the same missions on every run.
+    pub fn set_mission_seed(&self, base: u64) {
+        self.0.mission_seed.store(base, Ordering::SeqCst);
+        self.0.missions_seeded.store(0, Ordering::SeqCst);
+    }
+
+    pub fn mission_seed(&self) -> u64 {
+        self.0.mission_seed.load(Ordering::SeqCst)
+    }
+
+    /// The seed of the next mission created.
+    pub(crate) fn next_mission_seed(&self) -> u64 {
+        let n = self.0.missions_seeded.fetch_add(1, Ordering::SeqCst);
+        crate::missions::script::seed_from(&format!("{}:{n}", self.mission_seed()))
     }
 
     /// eve sessions created from now on spend at least `percent` of their budget in their

@@ -39,7 +39,7 @@
 mod ending;
 mod eve;
 mod message;
-mod script;
+pub(crate) mod script;
 mod session;
 mod stream;
 
@@ -243,7 +243,15 @@ async fn stream_child(
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
-    eve::child_stream(shared, ids, headers, uri).await
+    let faults = shared.missions.faults.clone();
+    let resp = eve::child_stream(shared, ids, headers, uri).await;
+    match faults.stream_content_length() {
+        Some(n) if resp.status() == StatusCode::OK => {
+            faults.count_cut();
+            declare_length(resp, n)
+        }
+        _ => resp,
+    }
 }
 
 async fn follow_up(
@@ -409,7 +417,7 @@ async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bod
         budget_type: mission.budget_type,
         budget_cents: mission.budget_cents,
         objective: mission.objective,
-        seed: script::seed_from(&id),
+        seed: shared.faults.next_mission_seed(),
         pace_ms,
         events,
         session_id: id.clone(),

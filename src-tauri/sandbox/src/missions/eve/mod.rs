@@ -99,6 +99,8 @@ pub struct St {
     /// 27: each follow-up's `idempotencyKey` and the delivery it made, so the same key
     /// again is that delivery, not a second message (as eve 1.x delivers once).
     idempotent: HashMap<String, String>,
+    /// What the script and its pace are drawn from.
+    seed: u64,
     /// The sub-agents it started, each with its own session. Not kept in a file: a
     /// restart rebuilds them, finished, as it replays the parent.
     children: Vec<Arc<EveSession>>,
@@ -163,6 +165,10 @@ struct Meta {
     /// The first turn spends at least this share of the budget (`spendPercent`).
     #[serde(default)]
     spend_percent: Option<u64>,
+    /// What its script is drawn from (the sandbox's seed sequence, `missionSeed`); a file
+    /// from before it was kept draws from the session id.
+    #[serde(default)]
+    seed: Option<u64>,
 }
 
 /// Something that changed a session besides its own playing: logged so a restart
@@ -208,7 +214,9 @@ enum Input {
 
 impl St {
     fn fresh(meta: &Meta, proto: MissionProtocol) -> Self {
-        let seed = super::script::seed_from(&meta.session_id);
+        let seed = meta
+            .seed
+            .unwrap_or_else(|| super::script::seed_from(&meta.session_id));
         let agent = Agent::new(
             proto,
             seed,
@@ -250,6 +258,7 @@ impl St {
             idempotent: HashMap::new(),
             children: Vec::new(),
             posts: Vec::new(),
+            seed,
         };
         let first = st.agent.first_turn(&meta.message, Some(&meta.delivery));
         st.queue(first);
@@ -435,6 +444,8 @@ fn child_session(
         agent_file: false,
         task_result: false,
         spend_percent: None,
+        // The parent's seed and the child's task: the same run delegates the same way.
+        seed: Some(super::script::seed_from(&format!("{}:{}", st.seed, d.task))),
     };
     EveSession {
         id: d.session_id.clone(),
@@ -754,6 +765,7 @@ pub async fn create(
         agent_file: proto == MissionProtocol::Eve27 && shared.faults.agent_file(),
         task_result: shared.faults.task_result(),
         spend_percent: shared.faults.spend_percent(),
+        seed: Some(shared.faults.next_mission_seed()),
     };
     let mut st = St::fresh(&meta, proto);
     if let Some(dir) = &shared.missions.dir {
@@ -953,7 +965,8 @@ async fn run(
     pace_ms: Option<u64>,
     mut stop: watch::Receiver<bool>,
 ) {
-    let mut gaps = Gaps::new(pace, pace_ms, super::script::seed_from(&session.id));
+    let seed = session.lock().seed;
+    let mut gaps = Gaps::new(pace, pace_ms, seed);
     let mut since_yield = 0u32;
     let mut first = session.lock().records.is_empty();
     // A fixed pace is kept on a schedule, as in legacy mode: sleeping each gap after
