@@ -291,3 +291,49 @@ async fn a_running_sub_agent_shows_what_it_has_and_reads_on_when_opened_again() 
     );
     s.stop().await;
 }
+
+/// A server that cuts every stream inside its first record: opening the sub-agent says so
+/// plainly, asks once per opening and never on its own, and keeps nothing partial; once
+/// the cuts stop, the next opening reads it whole.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sub_agent_stream_cut_before_any_record_is_said_and_not_asked_again() {
+    for protocol in [MissionProtocol::EveB, MissionProtocol::Eve27] {
+        for route in [ChildRoute::Parent, ChildRoute::Own] {
+            let what = format!("{protocol:?} {route:?}");
+            let s = sandbox(protocol, route).await;
+            let store = MissionStore::in_memory().unwrap();
+            let (id, child) = delegated(&s, &store).await;
+            s.faults().set_stream_content_length(24);
+            let open = || {
+                subagents::open(
+                    &store,
+                    Ok(client(&s)),
+                    &id,
+                    &child.call_id,
+                    ChildLimits::default(),
+                )
+            };
+            let err = open().await.expect_err("nothing whole was read");
+            assert_eq!(err.code(), ErrorCode::Network, "{what}: {err:?}");
+            assert!(
+                err.message()
+                    .contains("ended the sub-agent's stream before a whole record"),
+                "{what}: {}",
+                err.message()
+            );
+            assert_eq!(s.faults().cuts_made(), 1, "{what}: one request an opening");
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            assert_eq!(s.faults().cuts_made(), 1, "{what}: none by itself");
+
+            s.faults().set_stream_content_length(0);
+            let sub = open().await.unwrap_or_else(|e| panic!("{what}: {e:?}"));
+            assert_eq!(sub.status, MissionStatus::Complete, "{what}");
+            assert!(sub.stale.is_none(), "{what}");
+            assert!(
+                sub.messages[0].text.starts_with("Check every finding on"),
+                "{what}: read from its first record, nothing partial kept before"
+            );
+            s.stop().await;
+        }
+    }
+}

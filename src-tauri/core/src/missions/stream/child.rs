@@ -3,6 +3,8 @@
 //! `subagent-stream-route.ts`), or, where the parent's route is not there (404), at the
 //! stream path the parent's record named. The same request, key and framing as a
 //! mission's own stream; bounded in records, bytes and time, since nothing follows it.
+//! One opening is one request, made when the person opens or refreshes the sub-agent:
+//! a cut stream is never asked again by itself, so it cannot become a reconnect storm.
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::client::{InvestigationClient, encode_segment};
@@ -198,6 +200,22 @@ async fn read_to_tail(
                 return Ok(out);
             }
             Ok(Err(e)) => return Err(network_error(e)),
+            // Cut inside a record, however cleanly the body ended (a `Content-Length`
+            // shorter than the record): what came whole is kept and the next opening
+            // reads on; a cut before any whole record is said, not shown as "nothing
+            // written yet", and never asked again by itself.
+            Ok(Ok(None)) if framing.mid_record() => {
+                if out.events.is_empty() {
+                    return Err(Error::new(
+                        ErrorCode::Network,
+                        format!(
+                            "The service ended the sub-agent's stream before a whole record (after {bytes} bytes), so nothing new was read. Refresh to try again."
+                        ),
+                    ));
+                }
+                out.cut_short = true;
+                return Ok(out);
+            }
             Ok(Ok(None)) => {
                 out.cut_short = tail.is_some() && !caught_up(&out.cursor);
                 return Ok(out);
