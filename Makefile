@@ -77,7 +77,7 @@ lint: ui-deps
 	cargo test $(CARGO_SCOPE) --quiet -- imports_one_that_imports_it
 	cd ui && npm run --silent check
 
-# Reliability figures, about an hour: fuzzing, soak, kill -9 and bad-input tests, then
+# Reliability figures, about two and a half hours: fuzzing, soak, kill -9 and bad-input tests, then
 # one summary line (scripts/harden.sh). Not part of `make test`.
 harden: deps-test build
 	scripts/harden.sh

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Hardening figures (`make harden`; about an hour, so not part of `make test`): every
-# fuzz target for HARDEN_FUZZ_MINUTES (10) minutes, the soak tests (100 injected
-# disconnects; 10,000 events in the real window), the kill -9 crash tests and the
+# Hardening figures (`make harden`; about two and a half hours, so not part of `make
+# test`): every fuzz target for HARDEN_FUZZ_MINUTES (10) minutes, the soak tests (100
+# injected disconnects; 10,000 events in the real window), the kill -9 crash tests (the
+# CLI's watch and the app, 20 kills each, against the real eve 1.0.1 too) and the
 # bad-input table, then one summary line. Fails when any part fails.
 #
 #   scripts/harden.sh                 every part, then the summary
@@ -16,7 +17,7 @@ ROOT=$PWD
 OUT=$ROOT/artifacts/harden
 FUZZ=$ROOT/src-tauri/fuzz
 MINUTES=${HARDEN_FUZZ_MINUTES:-10}
-TARGETS=(sse ndjson eve_lines sniff reader parse_answer cite_answer sandbox_request mission_message)
+TARGETS=(sse ndjson eve_lines facts sniff reader returned_package report_docx parse_answer cite_answer sandbox_request mission_message)
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 mkdir -p "$OUT"
 
@@ -30,6 +31,13 @@ seed_corpora() {
   mkdir -p "${TARGETS[@]/#/$c/}" "${TARGETS[@]/#/$FUZZ/seeds/}"
   for t in sniff reader; do
     cp -n tests/data/docx/*.docx tests/data/pptx/*.pptx tests/data/bad/* "$c/$t/"
+  done
+  # returned_package's first byte picks the inflation bound (0: the real one).
+  for f in tests/data/docx/*.docx tests/data/pptx/*.pptx tests/data/bad/*; do
+    for pick in 0 3; do
+      [ -e "$c/returned_package/$pick-${f##*/}" ] ||
+        { printf "\\$(printf %o "$pick")"; cat "$f"; } >"$c/returned_package/$pick-${f##*/}"
+    done
   done
   python3 - "$c" tests/data/sse/vectors.json tests/data/docx/comments-ins-del-lorem.docx <<'EOF'
 import base64, json, pathlib, sys

@@ -8,6 +8,8 @@ eve's version (stdlib only):
     python3 tests/eve-agent/wire_capture.py http://127.0.0.1:4711 > /tmp/wire.txt
 
 Long runs of content.delta records are shortened; every other line is printed whole.
+With WIRE_RECORD_DIR set, every stream read is also kept there whole, one .ndjson file
+each, named by its scenario (the fuzz targets' seeds were recorded this way).
 """
 import json
 import os
@@ -20,6 +22,9 @@ import urllib.request
 BASE = sys.argv[1] if len(sys.argv) > 1 else "http://127.0.0.1:4711"
 KEY = os.environ.get("EVE_TEST_KEY") or "eve-test-key"
 SHOWN_HEADERS = ("content-type", "cache-control", "www-authenticate", "x-accel-buffering")
+RECORD_DIR = os.environ.get("WIRE_RECORD_DIR")
+FOLLOWERS = []
+SECTION = ["start"]
 
 
 def mission(objective):
@@ -59,6 +64,8 @@ class Follower(threading.Thread):
         super().__init__(daemon=True)
         self.path = f"/eve/v1/session/{session}/stream" + ("" if start is None else f"?startIndex={start}")
         self.lines, self.headers, self.status = [], {}, None
+        self.section = SECTION[0]
+        FOLLOWERS.append(self)
         self.start()
 
     def run(self):
@@ -135,7 +142,18 @@ def create(objective, **extra):
 
 
 def section(title):
+    SECTION[0] = title
     print(f"\n\n===== {title} =====")
+
+
+def record():
+    """Each stream read, whole, as WIRE_RECORD_DIR/<n>-<section>.ndjson."""
+    os.makedirs(RECORD_DIR, exist_ok=True)
+    for n, f in enumerate(FOLLOWERS):
+        slug = "".join(c if c.isalnum() else "-" for c in f.section.lower()).strip("-")
+        kept = [line for line in f.lines if line.startswith("{")]
+        with open(os.path.join(RECORD_DIR, f"{n:02}-{slug}.ndjson"), "w") as out:
+            out.write("".join(line + "\n" for line in kept))
 
 
 def scenario_basics():
@@ -350,3 +368,6 @@ SCENARIOS = {
 if __name__ == "__main__":
     for name in sys.argv[2:] or SCENARIOS:
         SCENARIOS[name]()
+    if RECORD_DIR:
+        time.sleep(1)
+        record()
