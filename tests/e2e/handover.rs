@@ -8,16 +8,32 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// One start of the app, its log kept in a file.
-struct Start {
+pub(crate) struct Start {
     child: Child,
     log: PathBuf,
 }
 
 impl Start {
     fn new(xvfb: &Xvfb, data_dir: &Path, logs: &Path, n: usize, doc: &Path) -> Start {
-        let log = logs.join(format!("start-{n}.log"));
+        Start::spawn(
+            xvfb,
+            data_dir,
+            &logs.join(format!("start-{n}.log")),
+            &[doc],
+            &[],
+        )
+    }
+
+    /// The app with `args`, `env` added, its log in `log`.
+    pub(crate) fn spawn(
+        xvfb: &Xvfb,
+        data_dir: &Path,
+        log: &Path,
+        args: &[&Path],
+        env: &[(String, String)],
+    ) -> Start {
         let child = Command::new(app_binary())
-            .arg(doc)
+            .args(args)
             .env("DISPLAY", xvfb.display())
             .env_remove("WAYLAND_DISPLAY")
             .env("GDK_BACKEND", "x11")
@@ -25,20 +41,24 @@ impl Start {
             .env("NO_COLOR", "1")
             .env("CASEBOOK_LOG", "info")
             .env("CASEBOOK_DATA_DIR", data_dir)
+            .envs(env.iter().map(|(k, v)| (k, v)))
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(&log).unwrap())
+            .stderr(std::fs::File::create(log).unwrap())
             .spawn()
             .expect("cannot start the app");
-        Start { child, log }
+        Start {
+            child,
+            log: log.to_owned(),
+        }
     }
 
-    fn log(&self) -> String {
+    pub(crate) fn log(&self) -> String {
         std::fs::read_to_string(&self.log).unwrap_or_default()
     }
 
     /// Waits until the app says it is ready (its windows built, core started), or
     /// returns how it ended instead.
-    fn ready(&mut self) -> Result<(), ExitStatus> {
+    pub(crate) fn ready(&mut self) -> Result<(), ExitStatus> {
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             if self
@@ -60,7 +80,7 @@ impl Start {
         }
     }
 
-    fn signal(&self, name: &str) {
+    pub(crate) fn signal(&self, name: &str) {
         let status = Command::new("kill")
             .args([&format!("-{name}"), &self.child.id().to_string()])
             .status()
@@ -68,7 +88,7 @@ impl Start {
         assert!(status.success(), "kill -{name}");
     }
 
-    fn ended(&mut self) -> ExitStatus {
+    pub(crate) fn ended(&mut self) -> ExitStatus {
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
@@ -83,7 +103,7 @@ impl Start {
         }
     }
 
-    fn assert_clean(&self, what: &str) {
+    pub(crate) fn assert_clean(&self, what: &str) {
         let log = self.log();
         assert!(!log.contains("panicked"), "{what} panicked:\n{log}");
     }

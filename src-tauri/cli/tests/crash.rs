@@ -480,3 +480,68 @@ async fn crash_store_writes_killed_at_random_moments() {
     );
     service.stop().await;
 }
+
+/// `kill -9` of `mission watch` at random moments of a mission on the real eve 1.0.1 (its
+/// `steps` turn: 30 steps of about a second), then a watch to the turn's end: what the
+/// history keeps is exactly what eve stored, each record once, in eve's order, and the
+/// history passes SQLite's integrity check. The judge is eve's own stored stream.
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "crash: many kills; run by make harden"]
+async fn crash_mission_watch_killed_against_the_real_eve() {
+    use casebook_testsupport::real_eve::{RealEve, kept_records};
+    let kills = tries("CASEBOOK_HARDEN_REAL_EVE_KILLS", 20);
+    let mut rng = Rng::seeded();
+    let eve = tokio::task::spawn_blocking(RealEve::start).await.unwrap();
+    let (url, key) = (eve.base_url().to_owned(), eve.key().to_owned());
+    let data = tempfile::tempdir().unwrap();
+    let out = casebook(data.path(), &url, &key)
+        .args(["mission", "start", "--objective", "Work in steps"])
+        .stdout(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", eve.log_tail());
+    let id = String::from_utf8(out.stdout).unwrap().trim().to_owned();
+    let watch = || {
+        let mut cmd = casebook(data.path(), &url, &key);
+        cmd.args(["mission", "watch", &id, "--json"]);
+        cmd
+    };
+    let mut killed = 0;
+    for _ in 0..kills {
+        let after = Duration::from_millis(200 + rng.below(1_300));
+        killed += usize::from(kill_after(&mut watch(), None, after));
+    }
+    let last = watch().stdout(Stdio::null()).status().unwrap();
+    assert!(
+        last.success(),
+        "the last watch follows to the turn's end: {last}"
+    );
+    let (kept, check) = kept_records(&data.path().join("casebook.db"), &id);
+    assert_eq!(check, "ok");
+    let stored = eve.stored_facts(&id);
+    assert!(stored.len() > 100, "a whole steps turn: {}", stored.len());
+    assert!(
+        stored.iter().any(|(kind, _)| kind == "turn.settled"),
+        "the turn ended"
+    );
+    let kinds =
+        |v: &[(String, serde_json::Value)]| v.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
+    assert_eq!(
+        kinds(&kept),
+        kinds(&stored),
+        "after {killed} kills: every record once"
+    );
+    assert_eq!(
+        kept, stored,
+        "after {killed} kills: the records as eve stored them"
+    );
+    assert!(
+        killed > kills / 2,
+        "most watches were killed mid-turn: {killed}"
+    );
+    println!(
+        "crash: {killed} kills (mission watch against the real eve {}), 0 losses; {} records each once; integrity ok",
+        eve.version(),
+        stored.len()
+    );
+}

@@ -237,3 +237,76 @@ mod tempfile_dir {
         }
     }
 }
+
+impl RealEve {
+    /// A session's facts as eve itself stores them, read back whole (`follow=false`):
+    /// each fact's type and its data, its scope joined to the data as Casebook keeps it.
+    /// Progress records are not stored by eve and are left out. Read with curl, so the
+    /// judge shares no code with the client it judges.
+    pub fn stored_facts(&self, session: &str) -> Vec<(String, serde_json::Value)> {
+        let out = Command::new("curl")
+            .args(["-sS", "--fail-with-body", "--max-time", "60"])
+            .args(["-H", &format!("Authorization: Bearer {}", self.key)])
+            .arg(format!(
+                "{}/eve/v1/session/{session}/stream?follow=false&startIndex=0",
+                self.base_url
+            ))
+            .output()
+            .expect("curl runs");
+        assert!(
+            out.status.success(),
+            "eve's stored stream of {session}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let mut facts = Vec::new();
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let Ok(serde_json::Value::Object(record)) = serde_json::from_str(line) else {
+                continue;
+            };
+            let Some(serde_json::Value::Array(list)) = record.get("facts") else {
+                continue;
+            };
+            for fact in list {
+                let kind = fact["type"].as_str().unwrap_or_default().to_owned();
+                let mut data = fact.get("data").cloned().unwrap_or(serde_json::Value::Null);
+                if let (Some(scope), Some(d)) = (fact.get("scope"), data.as_object_mut())
+                    && !d.contains_key("scope")
+                {
+                    d.insert("scope".into(), scope.clone());
+                }
+                facts.push((kind, data));
+            }
+        }
+        facts
+    }
+}
+
+/// The record kinds eve 1.x sends only as progress (never stored, never replayed).
+pub const PROGRESS_KINDS: [&str; 2] = ["content.delta", "call.input"];
+
+/// What Casebook's history (`casebook.db` in a data folder) holds of a mission, in order:
+/// each record's kind and data, progress records left out, and whether SQLite's own
+/// `integrity_check` passes ("ok").
+pub fn kept_records(
+    db: &std::path::Path,
+    session: &str,
+) -> (Vec<(String, serde_json::Value)>, String) {
+    let c = rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .expect("the history opens");
+    let check: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .expect("integrity_check runs");
+    let mut stmt = c
+        .prepare("SELECT event, data FROM events WHERE session_id = ?1 ORDER BY seq")
+        .unwrap();
+    let rows = stmt
+        .query_map([session], |r| {
+            Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+        })
+        .unwrap()
+        .map(|r| r.unwrap())
+        .filter(|(kind, _)| !PROGRESS_KINDS.contains(&kind.as_str()))
+        .map(|(kind, data)| (kind, serde_json::from_str(&data).unwrap()))
+        .collect();
+    (rows, check)
+}
