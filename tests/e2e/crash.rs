@@ -87,6 +87,9 @@ async fn crash_app_killed_while_following_the_real_eve() {
         let (_, check) = kept_records(&db, &id);
         assert_eq!(check, "ok", "after kill {n}");
     }
+    let (before, _) = kept_records(&db, &id);
+    assert!(!before.is_empty(), "the killed starts were following");
+    let mid_turn = !before.iter().any(|(k, _)| k == "turn.settled");
     // Once more, left to follow the turn to its end, then closed as a person closes it.
     let mut app = Start::spawn(&xvfb, data.path(), &logs.path().join("last.log"), &[], &env);
     app.ready().expect("the last start opens");
@@ -123,8 +126,10 @@ async fn crash_app_killed_while_following_the_real_eve() {
         "after {killed} kills: the records as eve stored them"
     );
     println!(
-        "crash: {killed} kills (the app against the real eve {}), 0 losses; {} records each once; integrity ok",
+        "crash: {killed} kills (the app against the real eve {}), 0 losses; {} records each once, {} kept by the killed starts{}; integrity ok",
         eve.version(),
-        stored.len()
+        stored.len(),
+        before.len(),
+        if mid_turn { ", all mid-turn" } else { "" }
     );
 }
