@@ -277,6 +277,38 @@ fn no_module_of_core_imports_one_that_imports_it() {
     }
 }
 
+/// Every crate of the workspace besides core: the sandbox, the CLI and the desktop shell.
+const OTHER_CRATES: [(&str, &str); 3] = [
+    ("the sandbox", "../sandbox/src"),
+    ("the CLI", "../cli/src"),
+    ("the shell", "../src"),
+];
+
+#[test]
+fn no_module_of_any_other_crate_imports_one_that_imports_it() {
+    for (name, dir) in OTHER_CRATES {
+        let mut sources = read_sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join(dir));
+        // A binary's root is its main.rs (the shell's main.rs only calls its lib).
+        if !sources.contains_key("crate")
+            && let Some(main) = sources.remove("main")
+        {
+            sources.insert("crate".into(), main);
+        }
+        assert!(
+            sources.contains_key("crate"),
+            "{name}: no crate root under {dir}"
+        );
+        let graph = graph_of(&sources);
+        if let Some(cycle) = find_cycle(&graph) {
+            panic!(
+                "{name}'s modules import each other in a circle: {}. Move what both need below \
+                 both, or pass it in.",
+                cycle.join(" → ")
+            );
+        }
+    }
+}
+
 #[test]
 fn no_folder_of_core_imports_one_that_imports_it() {
     let folders = folders_of(&graph_of(&core_sources()));

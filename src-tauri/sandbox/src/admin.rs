@@ -429,7 +429,7 @@ async fn set_faults(
         }
     };
     if let Some(bad) =
-        (req.agents.iter().flatten()).find(|n| !crate::agents::Deployment::valid_name(n))
+        (req.agents.iter().flatten()).find(|n| !crate::deployment::Deployment::valid_name(n))
     {
         return invalid(
             "agents",

@@ -14,7 +14,7 @@
 //! same key as the session routes, in eve mode only; `noInfoRoute: true` answers 404 there,
 //! as eve releases before the route did.
 
-use crate::auth::{admit, error};
+use crate::auth::{admit, error, eve_session_not_found};
 use crate::{MissionProtocol, Shared};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
@@ -29,60 +29,6 @@ use std::sync::{Arc, Mutex};
 pub const ROOT_AGENT: &str = "casebook-sandbox";
 /// The model every agent's info names (the one its steps name).
 const MODEL_ID: &str = "sandbox/research-1";
-
-/// How the deployment serves its agents (the `agents`, `agentPaths` and `noInfoRoute`
-/// knobs).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Deployment {
-    /// Empty: one root agent at `/eve/v1`.
-    pub agents: Vec<String>,
-    /// `/eve/agents/<name>/eve/v1` instead of `/eve/<name>/v1`.
-    pub old_paths: bool,
-    pub no_info_route: bool,
-}
-
-impl Deployment {
-    /// The agent a path is under, and the path as the bare service serves it
-    /// (`/eve/v1/...`); `None` for a path under no agent of this deployment.
-    fn route(&self, path: &str) -> Option<(String, String)> {
-        let rest = path.strip_prefix("/eve/")?;
-        let (name, rest) = if self.old_paths {
-            let rest = rest.strip_prefix("agents/")?;
-            let (name, rest) = rest.split_once('/')?;
-            (name, rest.strip_prefix("eve/v1")?)
-        } else {
-            let (name, rest) = rest.split_once('/')?;
-            (name, rest.strip_prefix("v1")?)
-        };
-        if !(rest.is_empty() || rest.starts_with('/')) {
-            return None;
-        }
-        self.agents
-            .iter()
-            .find(|a| a.as_str() == name)
-            .map(|a| (a.clone(), format!("/eve/v1{rest}")))
-    }
-
-    /// The path prefix `agent` is served under.
-    pub fn prefix(&self, agent: &str) -> String {
-        if self.old_paths {
-            format!("/eve/agents/{agent}/eve/v1")
-        } else {
-            format!("/eve/{agent}/v1")
-        }
-    }
-
-    /// Whether a knob's agent name is one eve could serve as a path segment.
-    pub fn valid_name(name: &str) -> bool {
-        !name.is_empty()
-            && name.len() <= 64
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-            && name != "v1"
-            && name != "agents"
-    }
-}
 
 /// Which agent created each session (multi-agent mode only).
 #[derive(Default)]
@@ -130,7 +76,7 @@ pub(crate) async fn route_agents(
     if let Some(id) = session_of(&bare) {
         let owner = shared.owners.lock().get(id).cloned();
         if owner.is_some_and(|o| o != agent) {
-            return crate::missions::eve_session_not_found();
+            return eve_session_not_found();
         }
     }
     let pq = match req.uri().query() {
@@ -208,38 +154,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn each_shape_serves_only_its_own_agents_paths() {
-        let new = Deployment {
-            agents: vec!["researcher".into(), "writer".into()],
-            ..Deployment::default()
-        };
-        assert_eq!(
-            new.route("/eve/researcher/v1/session/s1/stream"),
-            Some(("researcher".into(), "/eve/v1/session/s1/stream".into()))
-        );
-        assert_eq!(
-            new.route("/eve/writer/v1/info"),
-            Some(("writer".into(), "/eve/v1/info".into()))
-        );
-        for refused in [
-            "/eve/v1/session",
-            "/eve/editor/v1/session",
-            "/eve/agents/researcher/eve/v1/session",
-            "/eve/researcher/v10/session",
-        ] {
-            assert_eq!(new.route(refused), None, "{refused}");
-        }
-        let old = Deployment {
-            old_paths: true,
-            ..new.clone()
-        };
-        assert_eq!(
-            old.route("/eve/agents/writer/eve/v1/session"),
-            Some(("writer".into(), "/eve/v1/session".into()))
-        );
-        assert_eq!(old.route("/eve/writer/v1/session"), None);
-        assert_eq!(old.prefix("writer"), "/eve/agents/writer/eve/v1");
-        assert_eq!(new.prefix("writer"), "/eve/writer/v1");
+    fn a_session_path_names_its_session() {
         assert_eq!(session_of("/eve/v1/session/abc/cancel"), Some("abc"));
         assert_eq!(session_of("/eve/v1/session"), None);
     }

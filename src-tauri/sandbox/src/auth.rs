@@ -99,3 +99,17 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     }
     a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
+
+/// eve's error body (`{ok: false, error, code?}`), which its routes answer in eve mode.
+pub fn eve_error(status: StatusCode, error: &str, code: Option<&str>) -> Response {
+    let mut body = serde_json::json!({"ok": false, "error": error});
+    if let Some(c) = code {
+        body["code"] = serde_json::json!(c);
+    }
+    (status, axum::Json(body)).into_response()
+}
+
+/// eve's answer for a session it does not know, on any of its routes.
+pub fn eve_session_not_found() -> Response {
+    eve_error(StatusCode::NOT_FOUND, "Session not found.", None)
+}

@@ -17,6 +17,7 @@ mod body;
 mod citations;
 pub mod cite_variants;
 mod console;
+pub mod deployment;
 mod discovery;
 pub mod engine;
 mod missions;

@@ -357,7 +357,7 @@ struct State_ {
     child_route: AtomicU64,
     history_expired: AtomicBool,
     session_id_tokens: AtomicBool,
-    deployment: Mutex<crate::agents::Deployment>,
+    deployment: Mutex<crate::deployment::Deployment>,
     /// `spendPercent` plus one; 0: off.
     spend_percent_plus_one: AtomicU64,
     mission_seed: AtomicU64,
@@ -823,11 +823,11 @@ impl Faults {
     }
 
     /// How the deployment serves its agents (see [`crate::agents`]).
-    pub fn set_deployment(&self, d: crate::agents::Deployment) {
+    pub fn set_deployment(&self, d: crate::deployment::Deployment) {
         *lock(&self.0.deployment) = d;
     }
 
-    pub fn deployment(&self) -> crate::agents::Deployment {
+    pub fn deployment(&self) -> crate::deployment::Deployment {
         lock(&self.0.deployment).clone()
     }
 
@@ -948,7 +948,7 @@ impl Faults {
         self.set_child_route(ChildRoute::Both);
         self.set_history_expired(false);
         self.set_session_id_tokens(false);
-        self.set_deployment(crate::agents::Deployment::default());
+        self.set_deployment(crate::deployment::Deployment::default());
         self.set_spend_percent(None);
         self.set_held_shape(HeldShape::On);
         self.set_background_task(false);

@@ -43,7 +43,6 @@ pub(crate) mod script;
 mod session;
 mod stream;
 
-pub(crate) use eve::session_not_found as eve_session_not_found;
 pub use eve::{ChildStreamRequest, StreamRequest};
 
 use crate::auth::{admit, error, error_with, rate_limited_with};
@@ -269,7 +268,7 @@ async fn follow_up(
         None if method == axum::http::Method::POST && eve_mode(&shared) => {
             match admit(&shared, &headers) {
                 Err(resp) => eve::eveify(resp).await,
-                Ok(_) => eve::session_not_found(),
+                Ok(_) => crate::auth::eve_session_not_found(),
             }
         }
         _ => no_such_endpoint(&uri),
@@ -550,7 +549,7 @@ async fn serve_stream(shared: Arc<Shared>, id: String, headers: HeaderMap, uri: 
     if eve_mode(&shared) && shared.missions.get(&id).is_none() {
         return match admit(&shared, &headers) {
             Err(resp) => eve::eveify(resp).await,
-            Ok(_) => eve::session_not_found(),
+            Ok(_) => crate::auth::eve_session_not_found(),
         };
     }
     if let Err(resp) = admit(&shared, &headers) {

@@ -35,7 +35,7 @@ pub mod agent;
 pub(crate) mod sign_in;
 pub mod wire;
 
-use crate::auth::admit;
+use crate::auth::{admit, eve_error, eve_session_not_found};
 use crate::body::read_limited;
 use crate::missions::session::{Gaps, MAX_CATCH_UP, random_u64};
 use crate::{MissionProtocol, Shared};
@@ -602,20 +602,8 @@ async fn cut_answer(resp: Response) -> Response {
     Response::from_parts(parts, Body::from_stream(chunks))
 }
 
-pub fn eve_error(status: StatusCode, error: &str, code: Option<&str>) -> Response {
-    let mut body = json!({"ok": false, "error": error});
-    if let Some(c) = code {
-        body["code"] = json!(c);
-    }
-    (status, axum::Json(body)).into_response()
-}
-
 fn bad(error: &str) -> Response {
     eve_error(StatusCode::BAD_REQUEST, error, None)
-}
-
-pub fn session_not_found() -> Response {
-    eve_error(StatusCode::NOT_FOUND, "Session not found.", None)
 }
 
 /// A sandbox error (`{"error": {"code", "message"}}`, from auth, rate limits and body
@@ -1099,7 +1087,7 @@ pub async fn stream(
         let served = shared.faults.child_route().serves_own();
         session.log_child_request(false, served);
         if !served {
-            return session_not_found();
+            return eve_session_not_found();
         }
     }
     serve(shared, session, uri)
@@ -1161,7 +1149,7 @@ fn serve(shared: Arc<Shared>, session: Arc<EveSession>, uri: Uri) -> Response {
         });
     let faults = &shared.faults;
     if faults.take_stream_404() {
-        return session_not_found();
+        return eve_session_not_found();
     }
     if faults.history_expired() {
         // eve 0.79.1 and later, once a session's history is past its retention.
