@@ -79,3 +79,23 @@ fn cite_answers_read_as_they_arrive_give_the_same_document_however_split() {
         }
     }
 }
+
+/// Found by the `cite_answer` target (`make harden`, 2026-12-07): an answer whose extra
+/// field is named like serde_json's private RawValue token is valid JSON, and is read as
+/// any other answer: its document decoded, the field kept among the extras. (serde_json's
+/// own `Value` will not read it, which the fuzz target's judge now allows for.)
+#[test]
+fn a_cite_answer_with_a_field_named_like_serde_jsons_private_token_is_read_as_any_other() {
+    use casebook_core::citations::transfer::CiteAnswerDecoder;
+    let answer = br#" {"$serde_json::private::RawValue": "docx", "documentBase64" : "UEsD\/w==\n", "n": [1 ,{"a": "}"}]}"#;
+    for chunk in [answer.len(), 1, 7] {
+        let mut d = CiteAnswerDecoder::new(Vec::new(), 1 << 20);
+        for piece in answer.chunks(chunk) {
+            d.feed(piece).unwrap();
+        }
+        let (doc, _, extra) = d.finish().unwrap();
+        assert_eq!(doc, b"PK\x03\xff", "chunks of {chunk}");
+        assert_eq!(extra["$serde_json::private::RawValue"], "docx");
+        assert_eq!(extra["n"], serde_json::json!([1, {"a": "}"}]));
+    }
+}
