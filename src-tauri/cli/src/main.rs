@@ -12,11 +12,11 @@ use casebook_core::citations::jobs::{self, CiteSource};
 use casebook_core::citations::preview;
 use casebook_core::citations::summary;
 use casebook_core::keys::{KeySource, KeyStore, Service};
-use casebook_core::missions::attachment::Attachment;
+use casebook_core::missions::client::attachment::Attachment;
 use casebook_core::missions::client::{FollowUp, InputResponse, MissionSpec, parse_usd};
+use casebook_core::missions::export::transcript::ExportFormat;
 use casebook_core::missions::follower::{MissionUpdate, Quiet};
 use casebook_core::missions::store::MissionStatus;
-use casebook_core::missions::transcript::ExportFormat;
 use casebook_core::{Error, ErrorCode, save};
 use clap::{Args, Parser, Subcommand};
 use std::io::{IsTerminal, Read, Write};
@@ -319,7 +319,7 @@ async fn backend(cli: &Cli) -> Result<Option<Backend>, Error> {
             ..SandboxOptions::default()
         };
         let eve_base = cli.eve_base.as_deref().unwrap_or("");
-        casebook_core::missions::agent::parse_api_base(eve_base)?;
+        casebook_core::missions::client::agent::parse_api_base(eve_base)?;
         let b = Backend::sandbox(None, options).await?;
         return b.with_eve_base(eve_base).map(Some);
     }

@@ -12,20 +12,20 @@ use crate::citations::jobs::{
 use crate::citations::preview;
 use crate::error::{Error, ErrorCode, Result};
 use crate::keys::{KeyStatus, KeyStore, Service, SessionCookie, SessionSource};
-use crate::missions::agent::AgentInfo;
+use crate::missions::client::agent::AgentInfo;
 use crate::missions::client::{
     CancelAck, Delivered, Dialect, FollowUp, InvestigationClient, MissionSpec,
 };
 use crate::missions::conversation::{Conversation, ConversationSummary, Source};
-use crate::missions::conversation_store::{ConversationHits, ConversationPage};
+use crate::missions::export::transcript::{self, ExportFormat};
 use crate::missions::follower::{Follower, MissionUpdate, Observer, Sink};
+use crate::missions::store::conversations::{ConversationHits, ConversationPage};
 use crate::missions::store::{
     EventFilter, EventPage, KindCount, MissionRecord, MissionStatus, MissionStore,
 };
 use crate::missions::stream::Reply;
 use crate::missions::stream::child::ChildLimits;
 use crate::missions::subagents::{self, SubAgent};
-use crate::missions::transcript::{self, ExportFormat};
 use crate::save;
 use crate::settings::Settings;
 use serde::Serialize;
@@ -97,7 +97,7 @@ async fn backend_for(
 ) -> Result<Backend> {
     let eve_base = settings.eve_base.as_deref().unwrap_or("");
     // Checked first: a sandbox started and then refused would be left running.
-    crate::missions::agent::parse_api_base(eve_base)?;
+    crate::missions::client::agent::parse_api_base(eve_base)?;
     if settings.sandbox {
         return Backend::sandbox(Some(data_dir), sandbox.clone())
             .await?
@@ -190,8 +190,9 @@ impl Casebook {
         }
         // Kept as checked; the default is kept as none, so it follows eve's if that moves.
         let eve_base =
-            crate::missions::agent::parse_api_base(new.eve_base.as_deref().unwrap_or(""))?;
-        new.eve_base = (eve_base != crate::missions::agent::DEFAULT_API_BASE).then_some(eve_base);
+            crate::missions::client::agent::parse_api_base(new.eve_base.as_deref().unwrap_or(""))?;
+        new.eve_base =
+            (eve_base != crate::missions::client::agent::DEFAULT_API_BASE).then_some(eve_base);
         if !new.sandbox && new.base_url.is_none() {
             return Err(Error::invalid_input(
                 "Enter the services' base URL before turning the sandbox off.",

@@ -84,7 +84,7 @@ impl SandboxOptions {
 /// A connection, and the sandbox behind it when it is the sandbox.
 pub struct Backend {
     conn: Connection,
-    /// The API base new missions start under (see [`crate::missions::agent`]).
+    /// The API base new missions start under (see [`crate::missions::client::agent`]).
     eve_base: String,
     sandbox: Option<RunningSandbox>,
     options: SandboxOptions,
@@ -105,7 +105,7 @@ impl Backend {
         .map_err(|e| Error::internal(format!("Cannot start the local sandbox: {e}")))?;
         Ok(Self {
             conn: Connection::new(sandbox.base_url())?,
-            eve_base: crate::missions::agent::DEFAULT_API_BASE.to_owned(),
+            eve_base: crate::missions::client::agent::DEFAULT_API_BASE.to_owned(),
             sandbox: Some(sandbox),
             options,
             keys: KeyStore::new(),
@@ -116,7 +116,7 @@ impl Backend {
     pub fn remote(base_url: &str) -> Result<Self> {
         Ok(Self {
             conn: Connection::new(base_url)?,
-            eve_base: crate::missions::agent::DEFAULT_API_BASE.to_owned(),
+            eve_base: crate::missions::client::agent::DEFAULT_API_BASE.to_owned(),
             sandbox: None,
             options: SandboxOptions::default(),
             keys: KeyStore::new(),
@@ -138,7 +138,7 @@ impl Backend {
     }
 
     pub fn set_eve_base(&mut self, raw: &str) -> Result<()> {
-        self.eve_base = crate::missions::agent::parse_api_base(raw)?;
+        self.eve_base = crate::missions::client::agent::parse_api_base(raw)?;
         Ok(())
     }
 

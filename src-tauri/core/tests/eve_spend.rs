@@ -3,9 +3,9 @@
 //! still be told, or the window's budget warning never shows.
 
 use casebook_core::keys::ApiKey;
-use casebook_core::missions::budget::{BudgetLevel, BudgetUse};
 use casebook_core::missions::client::{InvestigationClient, MissionSpec};
 use casebook_core::missions::follower::{Follower, MissionUpdate, Quiet};
+use casebook_core::missions::spend::{BudgetLevel, BudgetUse};
 use casebook_core::missions::store::MissionStore;
 use casebook_core::net::connection::Connection;
 use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};

@@ -9,9 +9,9 @@ use casebook_core::missions::conversation::Conversation;
 use casebook_core::missions::lifecycle::MissionStatus;
 use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record};
 use casebook_core::missions::protocol::{self, MissionEvent, TurnTracker, facts};
-use casebook_core::missions::report_docx::{ReportDoc, to_docx};
+use casebook_core::missions::export::report_docx::{ReportDoc, to_docx};
 use casebook_core::missions::store::{MissionRecord, StoredEvent};
-use casebook_core::missions::transcript;
+use casebook_core::missions::export::transcript;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

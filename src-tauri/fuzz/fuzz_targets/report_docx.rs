@@ -4,7 +4,7 @@
 //! or returned document passes, every entry inflated, the title among its paragraphs.
 #![no_main]
 use casebook_core::citations::{documents, reader, returned};
-use casebook_core::missions::report_docx::{ReportDoc, ReportSource, to_docx};
+use casebook_core::missions::export::report_docx::{ReportDoc, ReportSource, to_docx};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

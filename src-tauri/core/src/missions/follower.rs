@@ -13,9 +13,9 @@
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::client::InvestigationClient;
 use crate::missions::conversation::{Conversation, ConversationChanges, ConversationFacts, Grown};
-use crate::missions::conversation_store::{ConversationPage, WINDOW_TAIL};
 use crate::missions::protocol::MissionEvent;
 use crate::missions::protocol::facts::TurnEnd;
+use crate::missions::store::conversations::{ConversationPage, WINDOW_TAIL};
 use crate::missions::store::{MissionRecord, MissionStatus, MissionStore, StoredEvent};
 use crate::missions::stream::{
     Awaited, Reply, WatchEnd, WatchEndReason, WatchOptions, WatchUpdate,

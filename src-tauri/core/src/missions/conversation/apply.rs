@@ -642,7 +642,8 @@ impl Conversation {
         item.open = false;
         if item.kind == ItemKind::Assistant {
             item.narration = narration;
-            let (html, blocks) = crate::missions::markdown::to_html_blocks(&item.text);
+            let (html, blocks) =
+                crate::missions::conversation::markdown::to_html_blocks(&item.text);
             item.html = Some(html);
             item.html_blocks = blocks;
         }

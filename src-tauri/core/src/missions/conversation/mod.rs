@@ -15,7 +15,9 @@
 //! each fact does to the items.
 
 mod apply;
+pub mod cards;
 mod grown;
+pub mod markdown;
 mod readable;
 mod words;
 

@@ -91,7 +91,7 @@ impl InvestigationClient {
         }
         let base = self.api_base();
         let rest = path
-            .strip_prefix(crate::missions::agent::DEFAULT_API_BASE)
+            .strip_prefix(crate::missions::client::agent::DEFAULT_API_BASE)
             .or_else(|| path.strip_prefix(base))
             .filter(|r| r.starts_with("/session/"))?;
         if rest.split('/').any(|s| s == "." || s == "..") {

@@ -5,7 +5,7 @@
 //! its entry, so the citation service and a reader can both follow it.
 //!
 //! The Markdown is read with the same parser and options the window renders it with
-//! ([`super::markdown`]), and with the same rule for links: only http(s) and mailto.
+//! ([`crate::missions::conversation::markdown`]), and with the same rule for links: only http(s) and mailto.
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::conversation::Conversation;
@@ -523,7 +523,7 @@ impl<'a> Writer<'a> {
     }
 
     fn open_link(&self, url: &str) -> Link {
-        if !super::markdown::is_safe_url(url) {
+        if !crate::missions::conversation::markdown::is_safe_url(url) {
             return Link {
                 hyperlink: None,
                 source: None,

@@ -1,6 +1,9 @@
 //! The investigation service: the mission message, sessions, cancel, and the typed
 //! events of a mission.
 
+pub mod agent;
+pub mod attachment;
+
 use crate::error::{Error, ErrorCode, Result};
 use crate::keys::ApiKey;
 use crate::net::api::ApiClient;
@@ -269,8 +272,8 @@ pub enum FollowUp {
     /// Answers to the requests the session holds its turn for.
     Answers(Vec<InputResponse>),
     /// The person's next message with documents attached: sent as AI SDK `UserContent`
-    /// ([`crate::missions::attachment::user_content`]).
-    Attached(String, Vec<crate::missions::attachment::Attachment>),
+    /// ([`crate::missions::client::attachment::user_content`]).
+    Attached(String, Vec<crate::missions::client::attachment::Attachment>),
 }
 
 /// The service took a follow-up.
@@ -310,7 +313,7 @@ pub const NOT_READY_FOR: std::time::Duration = std::time::Duration::from_secs(20
 #[derive(Clone, Debug)]
 pub struct InvestigationClient {
     pub(crate) api: ApiClient,
-    /// The path the session routes hang under (see [`crate::missions::agent`]).
+    /// The path the session routes hang under (see [`crate::missions::client::agent`]).
     base: String,
 }
 
@@ -319,7 +322,7 @@ pub struct InvestigationClient {
 /// byte outside RFC 3986's unreserved set is percent-encoded, so an id the service chose with
 /// spaces, `?`, `#`, `%`, `\` or non-ASCII still reaches that session and no other.
 pub(crate) fn session_path(id: &str, tail: &str) -> Result<String> {
-    session_path_under(crate::missions::agent::DEFAULT_API_BASE, id, tail)
+    session_path_under(crate::missions::client::agent::DEFAULT_API_BASE, id, tail)
 }
 
 /// [`session_path`] under the API base `base`.
@@ -353,12 +356,12 @@ impl InvestigationClient {
     pub fn new(conn: Connection, key: ApiKey) -> Self {
         Self {
             api: ApiClient::new(conn, key),
-            base: crate::missions::agent::DEFAULT_API_BASE.to_owned(),
+            base: crate::missions::client::agent::DEFAULT_API_BASE.to_owned(),
         }
     }
 
     /// The same service under another API base (already checked by
-    /// [`crate::missions::agent::parse_api_base`]).
+    /// [`crate::missions::client::agent::parse_api_base`]).
     pub fn at_base(mut self, base: &str) -> Self {
         self.base = base.to_owned();
         self
@@ -482,7 +485,7 @@ impl InvestigationClient {
                     }
                     text.clone().into()
                 } else {
-                    crate::missions::attachment::user_content(text, files)?
+                    crate::missions::client::attachment::user_content(text, files)?
                 };
                 body.insert("message".into(), message);
             }
@@ -587,7 +590,7 @@ impl InvestigationClient {
     /// `GET <base>/info`. `None` when the server has no info route (404 or 405: eve before
     /// it had one, or a service that is not eve); an error when the base serves nothing
     /// Casebook can read or refuses the key.
-    pub async fn agent_info(&self) -> Result<Option<crate::missions::agent::AgentInfo>> {
+    pub async fn agent_info(&self) -> Result<Option<crate::missions::client::agent::AgentInfo>> {
         let what = "Agent info";
         let path = format!("{}/info", self.api_base());
         let resp = self
@@ -609,9 +612,12 @@ impl InvestigationClient {
                 .key
                 .scrub(crate::net::http::error_from(resp, what).await));
         }
-        let bytes =
-            crate::net::http::read_limited(resp, crate::missions::agent::MAX_INFO_BYTES, what)
-                .await?;
+        let bytes = crate::net::http::read_limited(
+            resp,
+            crate::missions::client::agent::MAX_INFO_BYTES,
+            what,
+        )
+        .await?;
         let v: serde_json::Value = serde_json::from_slice(&bytes).map_err(|e| {
             Error::new(
                 ErrorCode::Protocol,
@@ -624,7 +630,7 @@ impl InvestigationClient {
                 format!("{what}: the answer is not a JSON object."),
             ));
         }
-        Ok(Some(crate::missions::agent::AgentInfo::read(
+        Ok(Some(crate::missions::client::agent::AgentInfo::read(
             self.api_base(),
             &v,
         )))

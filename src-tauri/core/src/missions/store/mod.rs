@@ -1,9 +1,11 @@
 //! Missions and their events in SQLite, in the app's data directory, so a mission
 //! reopens at once and resumes after a restart.
 
+pub mod conversations;
+
 use crate::error::{Error, ErrorCode, Result};
-use crate::missions::cards::{self, Card};
 use crate::missions::client::{MissionSpec, Session};
+use crate::missions::conversation::cards::{self, Card};
 pub use crate::missions::lifecycle::MissionStatus;
 use crate::missions::protocol::{self, Fact, MissionEvent, TurnTracker};
 use rusqlite::{Connection, OptionalExtension, params};
@@ -346,7 +348,7 @@ impl MissionStore {
             session,
             spec,
             base_url,
-            crate::missions::agent::DEFAULT_API_BASE,
+            crate::missions::client::agent::DEFAULT_API_BASE,
         )
         .await
     }
@@ -439,7 +441,7 @@ impl MissionStore {
         base_url: &str,
         last_event_id: Option<String>,
     ) -> Result<()> {
-        let base = crate::missions::agent::DEFAULT_API_BASE;
+        let base = crate::missions::client::agent::DEFAULT_API_BASE;
         self.adopt_at(session_id, base_url, base, last_event_id)
             .await
     }
@@ -991,7 +993,7 @@ fn row_to_mission(r: &rusqlite::Row<'_>) -> rusqlite::Result<MissionRecord> {
         continuation_token: r.get(11)?,
         api_base: r
             .get::<_, Option<String>>(12)?
-            .unwrap_or_else(|| crate::missions::agent::DEFAULT_API_BASE.to_owned()),
+            .unwrap_or_else(|| crate::missions::client::agent::DEFAULT_API_BASE.to_owned()),
     })
 }
 
