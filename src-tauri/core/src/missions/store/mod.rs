@@ -2,6 +2,7 @@
 //! reopens at once and resumes after a restart.
 
 pub mod conversations;
+pub mod subagents;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::client::{MissionSpec, Session};
