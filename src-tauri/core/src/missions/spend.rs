@@ -1,12 +1,61 @@
-//! Spend against the mission's hard budget (the amount its first message names): what
-//! every front end says of it, and when it warns.
+//! Money and spend: amounts in US dollars as Casebook reads and writes them, and spend
+//! against the mission's hard budget (the amount its first message names): what every
+//! front end says of it, and when it warns.
 //!
 //! The spend itself is the conversation's ([`crate::missions::conversation::Conversation::spent_usd`]):
 //! eve B's newest cumulative `usage` (which counts the agents it delegated to) plus the
 //! steps since; eve 27's sum of every `usage.recorded`.
 
+use crate::error::{Error, Result};
 use serde::Serialize;
 use ts_rs::TS;
+
+/// `2500` → `"25.00"`.
+pub fn format_usd(cents: u64) -> String {
+    format!("{}.{:02}", cents / 100, cents % 100)
+}
+
+/// `"25"`, `"25.5"`, `"$25.50"` → cents. Refuses more than two decimals and zero.
+pub fn parse_usd(raw: &str) -> Result<u64> {
+    let s = raw.trim().trim_start_matches('$').trim();
+    let bad = || {
+        Error::invalid_input(format!(
+            "\"{raw}\" is not an amount in US dollars (like 25 or 25.50)."
+        ))
+    };
+    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
+    if whole.is_empty() && frac.is_empty() {
+        return Err(bad());
+    }
+    if !whole.bytes().all(|b| b.is_ascii_digit())
+        || !frac.bytes().all(|b| b.is_ascii_digit())
+        || frac.len() > 2
+    {
+        return Err(bad());
+    }
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| bad())?
+    };
+    let frac: u64 = format!("{frac:0<2}").parse().map_err(|_| bad())?;
+    let cents = whole
+        .checked_mul(100)
+        .and_then(|w| w.checked_add(frac))
+        .ok_or_else(bad)?;
+    if cents == 0 {
+        return Err(Error::invalid_input("The budget must be more than $0.00."));
+    }
+    Ok(cents)
+}
+
+/// `0.5` → `"$0.50"`; amounts arrive as JSON numbers of dollars.
+pub fn dollars(v: f64) -> String {
+    if !v.is_finite() || v < 0.0 {
+        return format!("${v}");
+    }
+    format!("${}", format_usd((v * 100.0).round() as u64))
+}
 
 /// From this share of the budget (percent), the spend is a warning.
 pub const WARN_PERCENT: f64 = 80.0;
@@ -35,10 +84,6 @@ pub struct BudgetUse {
     pub level: BudgetLevel,
     /// "$4.10 of $5.00 — 82% of the budget", and "… over the budget by $0.40" past it.
     pub text: String,
-}
-
-fn dollars(usd: f64) -> String {
-    format!("${usd:.2}")
 }
 
 impl BudgetUse {
@@ -81,6 +126,26 @@ impl BudgetUse {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn dollars_parse_to_cents_and_read_back() {
+        for (raw, cents) in [
+            ("25", 2500),
+            ("25.5", 2550),
+            ("$25.50", 2550),
+            (" 0.01 ", 1),
+            (".5", 50),
+        ] {
+            assert_eq!(parse_usd(raw).unwrap(), cents, "{raw}");
+        }
+        for raw in ["", "0", "0.00", "-5", "1.234", "abc", "1,000", "$"] {
+            assert!(parse_usd(raw).is_err(), "{raw}");
+        }
+        assert_eq!(format_usd(2550), "25.50");
+        assert_eq!(format_usd(7), "0.07");
+        assert_eq!(dollars(25.5), "$25.50");
+        assert_eq!(dollars(0.125), "$0.13");
+    }
 
     #[test]
     fn past_80_percent_warns_and_past_the_budget_says_so_plainly() {

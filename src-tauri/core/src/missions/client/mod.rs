@@ -6,6 +6,7 @@ pub mod attachment;
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::keys::ApiKey;
+use crate::missions::spend::format_usd;
 use crate::net::api::ApiClient;
 use crate::net::connection::Connection;
 use crate::net::http::RetryPolicy;
@@ -71,45 +72,6 @@ impl MissionSpec {
             self.objective.trim()
         ))
     }
-}
-
-/// `2500` → `"25.00"`.
-pub fn format_usd(cents: u64) -> String {
-    format!("{}.{:02}", cents / 100, cents % 100)
-}
-
-/// `"25"`, `"25.5"`, `"$25.50"` → cents. Refuses more than two decimals and zero.
-pub fn parse_usd(raw: &str) -> Result<u64> {
-    let s = raw.trim().trim_start_matches('$').trim();
-    let bad = || {
-        Error::invalid_input(format!(
-            "\"{raw}\" is not an amount in US dollars (like 25 or 25.50)."
-        ))
-    };
-    let (whole, frac) = s.split_once('.').unwrap_or((s, ""));
-    if whole.is_empty() && frac.is_empty() {
-        return Err(bad());
-    }
-    if !whole.bytes().all(|b| b.is_ascii_digit())
-        || !frac.bytes().all(|b| b.is_ascii_digit())
-        || frac.len() > 2
-    {
-        return Err(bad());
-    }
-    let whole: u64 = if whole.is_empty() {
-        0
-    } else {
-        whole.parse().map_err(|_| bad())?
-    };
-    let frac: u64 = format!("{frac:0<2}").parse().map_err(|_| bad())?;
-    let cents = whole
-        .checked_mul(100)
-        .and_then(|w| w.checked_add(frac))
-        .ok_or_else(bad)?;
-    if cents == 0 {
-        return Err(Error::invalid_input("The budget must be more than $0.00."));
-    }
-    Ok(cents)
 }
 
 /// A started mission.
@@ -696,24 +658,6 @@ mod tests {
                 "{what}"
             );
         }
-    }
-
-    #[test]
-    fn dollars_parse_to_cents() {
-        for (raw, cents) in [
-            ("25", 2500),
-            ("25.5", 2550),
-            ("$25.50", 2550),
-            (" 0.01 ", 1),
-            (".5", 50),
-        ] {
-            assert_eq!(parse_usd(raw).unwrap(), cents, "{raw}");
-        }
-        for raw in ["", "0", "0.00", "-5", "1.234", "abc", "1,000", "$"] {
-            assert!(parse_usd(raw).is_err(), "{raw}");
-        }
-        assert_eq!(format_usd(2550), "25.50");
-        assert_eq!(format_usd(7), "0.07");
     }
 
     #[test]

@@ -6,8 +6,8 @@
 //! (a multi-line draft, say) becomes a `Text` card with its lines, never a JSON
 //! string with literal `\n`.
 
-use crate::missions::client::format_usd;
 use crate::missions::protocol::{EventKind, MissionEvent, Payload};
+use crate::missions::spend::dollars;
 use serde::Serialize;
 use serde_json::Value;
 use ts_rs::TS;
@@ -64,14 +64,6 @@ pub enum Card {
     Raw {
         json: String,
     },
-}
-
-/// `0.5` → `"$0.50"`; amounts arrive as JSON numbers of dollars.
-pub fn dollars(v: f64) -> String {
-    if !v.is_finite() || v < 0.0 {
-        return format!("${v}");
-    }
-    format!("${}", format_usd((v * 100.0).round() as u64))
 }
 
 fn pretty(v: &Value) -> String {

@@ -3,10 +3,9 @@
 //! know keep their raw JSON, so nothing the service sent is lost from an export.
 
 use crate::error::{Error, ErrorCode, Result};
-use crate::missions::client::format_usd;
-use crate::missions::conversation::cards::dollars;
 use crate::missions::conversation::{Conversation, ItemKind};
 use crate::missions::export::report_docx::{self, ReportDoc};
+use crate::missions::spend::{dollars, format_usd};
 use crate::missions::store::{MissionRecord, MissionStore, StoredEvent, rfc3339};
 use serde::Deserialize;
 use serde_json::{Value, json};
