@@ -161,6 +161,7 @@ pub fn run() {
         }
         Err(_) => None,
     };
+    require_display();
     let app = setup(tauri::Builder::default())
         .setup(move |app| {
             // Made here, not from the configuration, so it is born at its kept place;
@@ -211,6 +212,25 @@ pub fn run() {
         tauri::RunEvent::Exit => drop(instance.take()),
         _ => {}
     });
+}
+
+/// Opens GTK's display before Tauri does: tao panics when it cannot, and a person
+/// starting Casebook with no display (over ssh, say) should read why instead.
+fn require_display() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: on the main thread, before anything else touches GTK; null argc/argv
+        // are allowed. tao's own initialisation afterwards finds GTK ready.
+        let opened = unsafe { gtk_sys::gtk_init_check(std::ptr::null_mut(), std::ptr::null_mut()) };
+        if opened == 0 {
+            let display = std::env::var("DISPLAY").unwrap_or_default();
+            let wayland = std::env::var("WAYLAND_DISPLAY").unwrap_or_default();
+            eprintln!(
+                "Casebook cannot open its window: no display could be opened (DISPLAY={display:?}, WAYLAND_DISPLAY={wayland:?}). Start it from a desktop session; the casebook command works without one."
+            );
+            std::process::exit(1);
+        }
+    }
 }
 
 /// How long a second start waits for a first one that is closing (or hung) before it
