@@ -182,8 +182,14 @@ pub fn run() {
                 let core = start_core(&handle, dir?).await?;
                 core.ready().await;
                 Ok::<_, Error>(core)
-            })?;
+            });
+            // Tauri panics on a setup error: say it and exit instead.
+            let core = core.unwrap_or_else(|e| {
+                eprintln!("Casebook could not start: {}", e.message());
+                std::process::exit(1);
+            });
             app.manage(core);
+            tracing::info!("ready");
             Ok(())
         })
         .build(tauri::generate_context!());
@@ -200,7 +206,6 @@ pub fn run() {
         owned.closer()
     });
     close_on_signals(app.handle(), closer);
-    tracing::info!("ready");
     let mut instance = instance;
     app.run(move |_, event| match event {
         tauri::RunEvent::ExitRequested { .. } => {
@@ -254,10 +259,13 @@ fn close_on_signals<R: tauri::Runtime>(
             SignalKind::interrupt(),
         ] {
             let (app, closing) = (app.clone(), closing.clone());
+            // Registered here, before the app says it is ready: a signal that came before
+            // a spawned task first ran would still kill it outright.
+            let Ok(mut signals) = tauri::async_runtime::block_on(async move { signal(kind) })
+            else {
+                continue;
+            };
             tauri::async_runtime::spawn(async move {
-                let Ok(mut signals) = signal(kind) else {
-                    return;
-                };
                 if signals.recv().await.is_some() {
                     if let Some(closing) = &*closing {
                         closing();

@@ -223,7 +223,12 @@ async fn a_start_beside_a_hung_one_opens_on_its_own() {
     second.assert_clean("the second start");
     for (start, what) in [(&mut second, "the second"), (&mut first, "the first")] {
         start.signal("TERM");
-        assert!(start.ended().success(), "{what} closes cleanly");
+        let status = start.ended();
+        assert!(
+            status.success(),
+            "{what} closes cleanly: {status}\n{}",
+            start.log()
+        );
         start.assert_clean(what);
     }
 }

@@ -358,7 +358,14 @@ pub(crate) fn row_to_event(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEven
 }
 
 fn migrate(conn: &mut Connection) -> Result<()> {
-    let version: usize = conn
+    // One transaction taking the write lock first, the version read inside it: a second
+    // process opening the same new history at once (the app and the CLI, or a second
+    // start) waits here and then finds the schema made, instead of making it again
+    // ("table missions already exists").
+    let tx = conn
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(db_err)?;
+    let version: usize = tx
         .pragma_query_value(None, "user_version", |r| r.get(0))
         .map_err(db_err)?;
     if version > MIGRATIONS.len() {
@@ -370,19 +377,44 @@ fn migrate(conn: &mut Connection) -> Result<()> {
             ),
         ));
     }
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(version) {
-        let tx = conn.transaction().map_err(db_err)?;
-        tx.execute_batch(sql).map_err(db_err)?;
-        tx.pragma_update(None, "user_version", i + 1)
-            .map_err(db_err)?;
-        tx.commit().map_err(db_err)?;
+    if version == MIGRATIONS.len() {
+        return Ok(());
     }
-    Ok(())
+    for sql in &MIGRATIONS[version..] {
+        tx.execute_batch(sql).map_err(db_err)?;
+    }
+    tx.pragma_update(None, "user_version", MIGRATIONS.len())
+        .map_err(db_err)?;
+    tx.commit().map_err(db_err)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_history_opened_by_several_at_once_is_made_once() {
+        for _ in 0..5 {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("casebook.db");
+            let opened: Vec<Result<MissionStore>> = std::thread::scope(|s| {
+                let all: Vec<_> = (0..6)
+                    .map(|_| s.spawn(|| MissionStore::open(&path)))
+                    .collect();
+                all.into_iter().map(|h| h.join().unwrap()).collect()
+            });
+            for store in opened {
+                let store = store.unwrap_or_else(|e| panic!("{}", e.message()));
+                let version: usize = store
+                    .conn
+                    .lock()
+                    .unwrap()
+                    .pragma_query_value(None, "user_version", |r| r.get(0))
+                    .unwrap();
+                assert_eq!(version, MIGRATIONS.len());
+            }
+        }
+    }
 
     #[test]
     fn rfc3339_known_instants() {
