@@ -270,17 +270,33 @@ impl MissionStore {
     }
 
     fn init(mut conn: Connection) -> Result<Self> {
-        conn.pragma_update(None, "journal_mode", "WAL")
-            .map_err(db_err)?;
-        conn.pragma_update(None, "foreign_keys", true)
-            .map_err(db_err)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")
-            .map_err(db_err)?;
         // The app and the CLI may write the same database at once: wait for the
         // other's transaction instead of failing with "database is locked".
         conn.busy_timeout(std::time::Duration::from_secs(10))
             .map_err(db_err)?;
-        migrate(&mut conn)?;
+        // Making a new history's WAL and schema can be refused at once as busy while
+        // another process does the same (SQLite does not wait there): try again.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let version = loop {
+            match prepare(&mut conn) {
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => break other.map_err(db_err)?,
+            }
+        };
+        if version > MIGRATIONS.len() {
+            return Err(Error::new(
+                ErrorCode::Io,
+                format!(
+                    "The mission history was written by a newer Casebook (schema {version}); this one knows up to {}.",
+                    MIGRATIONS.len()
+                ),
+            ));
+        }
         Ok(Self {
             conn: Arc::new(Mutex::new(conn)),
         })
@@ -357,35 +373,27 @@ pub(crate) fn row_to_event(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredEven
     ))
 }
 
-fn migrate(conn: &mut Connection) -> Result<()> {
+/// The connection's settings, then the schema brought up to date; the schema version
+/// found (above what this Casebook knows: left alone).
+fn prepare(conn: &mut Connection) -> rusqlite::Result<usize> {
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "foreign_keys", true)?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
     // One transaction taking the write lock first, the version read inside it: a second
     // process opening the same new history at once (the app and the CLI, or a second
     // start) waits here and then finds the schema made, instead of making it again
     // ("table missions already exists").
-    let tx = conn
-        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-        .map_err(db_err)?;
-    let version: usize = tx
-        .pragma_query_value(None, "user_version", |r| r.get(0))
-        .map_err(db_err)?;
-    if version > MIGRATIONS.len() {
-        return Err(Error::new(
-            ErrorCode::Io,
-            format!(
-                "The mission history was written by a newer Casebook (schema {version}); this one knows up to {}.",
-                MIGRATIONS.len()
-            ),
-        ));
-    }
-    if version == MIGRATIONS.len() {
-        return Ok(());
+    let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+    let version: usize = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version >= MIGRATIONS.len() {
+        return Ok(version);
     }
     for sql in &MIGRATIONS[version..] {
-        tx.execute_batch(sql).map_err(db_err)?;
+        tx.execute_batch(sql)?;
     }
-    tx.pragma_update(None, "user_version", MIGRATIONS.len())
-        .map_err(db_err)?;
-    tx.commit().map_err(db_err)
+    tx.pragma_update(None, "user_version", MIGRATIONS.len())?;
+    tx.commit()?;
+    Ok(MIGRATIONS.len())
 }
 
 #[cfg(test)]
