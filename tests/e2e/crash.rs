@@ -110,25 +110,11 @@ async fn crash_app_killed_while_following_the_real_eve() {
     assert!(app.ended().success(), "{}", app.log());
     app.assert_clean("the last start");
 
-    let (kept, check) = kept_records(&db, &id);
-    assert_eq!(check, "ok");
-    let stored = eve.stored_facts(&id);
-    assert!(stored.len() > 100, "a whole steps turn: {}", stored.len());
-    let kinds =
-        |v: &[(String, serde_json::Value)]| v.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
-    assert_eq!(
-        kinds(&kept),
-        kinds(&stored),
-        "after {killed} kills: every record once"
-    );
-    assert_eq!(
-        kept, stored,
-        "after {killed} kills: the records as eve stored them"
-    );
+    let records = eve.assert_kept_as_stored(&db, &id, killed);
     println!(
         "crash: {killed} kills (the app against the real eve {}), 0 losses; {} records each once, {} kept by the killed starts{}; integrity ok",
         eve.version(),
-        stored.len(),
+        records,
         before.len(),
         if mid_turn { ", all mid-turn" } else { "" }
     );

@@ -3,7 +3,7 @@
 //! itself, says why beside its status with a Retry button, and asks no more; Retry once
 //! the service is well follows the mission to its end.
 
-use crate::missions::{status, switch_to_mission_window, until_for};
+use crate::missions::{start_in_window, status, until_for};
 use casebook_e2e::{App, AppOptions, exclusive};
 
 /// The sandbox's count of stream responses it cut so far.
@@ -36,19 +36,7 @@ async fn a_stream_cut_inside_its_first_record_every_time_stops_with_a_retry() {
     let base = app.text("settings-active-url").await;
     crate::missions::sandbox_faults(&base, serde_json::json!({"streamContentLength": 24})).await;
 
-    app.click("nav-missions").await;
-    app.testid("mission-objective")
-        .await
-        .send_keys("Does shade reduce heat stroke among older adults?")
-        .await
-        .unwrap();
-    app.until("a preview", || async {
-        !app.text("mission-preview").await.is_empty()
-    })
-    .await;
-    let main = app.client.window().await.unwrap();
-    app.click("mission-start").await;
-    switch_to_mission_window(&app, &main).await;
+    start_in_window(&app, "Does shade reduce heat stroke among older adults?").await;
 
     // 12 empty tries, each pause longer (up to 15 s): about a minute and a half.
     until_for(300, "the watch to stop by itself", || async {

@@ -488,7 +488,7 @@ async fn crash_store_writes_killed_at_random_moments() {
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "crash: many kills; run by make harden"]
 async fn crash_mission_watch_killed_against_the_real_eve() {
-    use casebook_testsupport::real_eve::{RealEve, kept_records};
+    use casebook_testsupport::real_eve::RealEve;
     let kills = tries("CASEBOOK_HARDEN_REAL_EVE_KILLS", 20);
     let mut rng = Rng::seeded();
     let eve = tokio::task::spawn_blocking(RealEve::start).await.unwrap();
@@ -516,25 +516,7 @@ async fn crash_mission_watch_killed_against_the_real_eve() {
         last.success(),
         "the last watch follows to the turn's end: {last}"
     );
-    let (kept, check) = kept_records(&data.path().join("casebook.db"), &id);
-    assert_eq!(check, "ok");
-    let stored = eve.stored_facts(&id);
-    assert!(stored.len() > 100, "a whole steps turn: {}", stored.len());
-    assert!(
-        stored.iter().any(|(kind, _)| kind == "turn.settled"),
-        "the turn ended"
-    );
-    let kinds =
-        |v: &[(String, serde_json::Value)]| v.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
-    assert_eq!(
-        kinds(&kept),
-        kinds(&stored),
-        "after {killed} kills: every record once"
-    );
-    assert_eq!(
-        kept, stored,
-        "after {killed} kills: the records as eve stored them"
-    );
+    let records = eve.assert_kept_as_stored(&data.path().join("casebook.db"), &id, killed);
     assert!(
         killed > kills / 2,
         "most watches were killed mid-turn: {killed}"
@@ -542,6 +524,6 @@ async fn crash_mission_watch_killed_against_the_real_eve() {
     println!(
         "crash: {killed} kills (mission watch against the real eve {}), 0 losses; {} records each once; integrity ok",
         eve.version(),
-        stored.len()
+        records
     );
 }

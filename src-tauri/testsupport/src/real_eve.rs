@@ -310,3 +310,36 @@ pub fn kept_records(
         .collect();
     (rows, check)
 }
+
+impl RealEve {
+    /// Judges a history in `db` after `killed` kills of whoever kept `session`: it passes
+    /// SQLite's integrity check and holds exactly the records eve stored (a whole turn,
+    /// ended), each once, in eve's order. How many there are.
+    pub fn assert_kept_as_stored(
+        &self,
+        db: &std::path::Path,
+        session: &str,
+        killed: usize,
+    ) -> usize {
+        let (kept, check) = kept_records(db, session);
+        assert_eq!(check, "ok");
+        let stored = self.stored_facts(session);
+        assert!(stored.len() > 100, "a whole turn: {}", stored.len());
+        assert!(
+            stored.iter().any(|(kind, _)| kind == "turn.settled"),
+            "the turn ended"
+        );
+        let kinds =
+            |v: &[(String, serde_json::Value)]| v.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            kinds(&kept),
+            kinds(&stored),
+            "after {killed} kills: every record once"
+        );
+        assert_eq!(
+            kept, stored,
+            "after {killed} kills: the records as eve stored them"
+        );
+        stored.len()
+    }
+}

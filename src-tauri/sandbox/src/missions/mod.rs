@@ -244,13 +244,7 @@ async fn stream_child(
 ) -> Response {
     let faults = shared.missions.faults.clone();
     let resp = eve::child_stream(shared, ids, headers, uri).await;
-    match faults.stream_content_length() {
-        Some(n) if resp.status() == StatusCode::OK => {
-            faults.count_cut();
-            declare_length(resp, n)
-        }
-        _ => resp,
-    }
+    cut_as_asked(&faults, resp)
 }
 
 async fn follow_up(
@@ -510,6 +504,11 @@ async fn stream_session(
 ) -> Response {
     let faults = shared.missions.faults.clone();
     let resp = serve_stream(shared, id, headers, uri).await;
+    cut_as_asked(&faults, resp)
+}
+
+/// A stream answer as the `streamContentLength` knob asks: every 200 cut, and counted.
+fn cut_as_asked(faults: &Faults, resp: Response) -> Response {
     match faults.stream_content_length() {
         Some(n) if resp.status() == StatusCode::OK => {
             faults.count_cut();
