@@ -5,7 +5,7 @@
 
 use crate::missions::{follow_stops, open_raw_records, status, switch_to_mission_window};
 use casebook_e2e::{App, AppOptions, data, drag_files_onto, environment, exclusive, processes};
-use casebook_sandbox::variants::{EventIds, ParseShape};
+use casebook_sandbox::knobs::{EventIds, ParseShape};
 use fantoccini::Locator;
 
 /// A data folder whose settings point the app at `base_url`, with the sandbox's

@@ -4,7 +4,7 @@
 
 mod common;
 
-use casebook_sandbox::deployment::Deployment;
+use casebook_sandbox::knobs::deployment::Deployment;
 use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
 use common::{Cli, casebook, ok};
 use std::path::Path;

@@ -211,6 +211,18 @@ async fn watch_on(
     end
 }
 
+/// What a watch saw, for a failure's message: each record's kind, deltas counted.
+fn kinds(seen: &Seen) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for e in &seen.events {
+        match out.last_mut() {
+            Some(last) if is_delta(e) && last.starts_with(&e.event) => last.push('+'),
+            _ => out.push(e.event.clone()),
+        }
+    }
+    out.join(" ")
+}
+
 /// The reply is streaming.
 fn is_delta(e: &MissionEvent) -> bool {
     matches!(e.event.as_str(), "content.delta" | "message.appended")
@@ -383,7 +395,12 @@ async fn a_watch_awaiting_a_reply_goes_on_past_the_running_turns_end() {
         );
         if s.is_real() {
             let last = &messages.last().unwrap().text;
-            assert!(last.contains(&format!("You said: {said}")), "{who}: {last}");
+            assert!(
+                last.contains(&format!("You said: {said}")),
+                "{who}: {last}\nended {:?} after {}",
+                end.reason,
+                kinds(&seen)
+            );
         }
         assert!(!awaited.pending(), "{who}");
     }

@@ -13,7 +13,7 @@
 //!   `cutsMade`, the connections cut so far.
 //!
 //! Variants, the other legal answers to what the contract leaves "not shown" (see
-//! [`crate::variants`]):
+//! [`crate::knobs`]):
 //!
 //! - `eventIds`: `"all"` (default), `"none"`, `"some"` (every third event) or
 //!   `"opaque"` (non-numeric tokens, still good for `Last-Event-ID`);
@@ -429,7 +429,7 @@ async fn set_faults(
         }
     };
     if let Some(bad) =
-        (req.agents.iter().flatten()).find(|n| !crate::deployment::Deployment::valid_name(n))
+        (req.agents.iter().flatten()).find(|n| !crate::knobs::deployment::Deployment::valid_name(n))
     {
         return invalid(
             "agents",

@@ -5,7 +5,7 @@
 //! References section (422), `unseeded` draws a fresh seed, `scrubMetadata` blanks
 //! the output's docProps, `slowCiteMs` holds the answer; style, placement, shape and
 //! notes go to the engine. Error families and the front's body limit are applied
-//! around every citation route, in [`crate::variants`].
+//! around every citation route, in [`crate::knobs`].
 
 use crate::auth::{admit, error, error_with};
 use crate::body::{read_limited, whole_number};

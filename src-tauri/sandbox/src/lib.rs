@@ -17,18 +17,17 @@ mod body;
 mod citations;
 pub mod cite_variants;
 mod console;
-pub mod deployment;
 mod discovery;
 pub mod engine;
+pub mod knobs;
 mod missions;
 mod ratelimit;
 mod rng;
 mod routes;
-pub mod variants;
 
 pub use cite_variants::{CiteShape, CiteStyle, CiteVariants, ErrorFamily, Placement};
+pub use knobs::{ChildRoute, EventIds, Failure, Faults, HeldShape, MissionProtocol, ParseShape};
 pub use missions::{ChildStreamRequest, StreamRequest};
-pub use variants::{ChildRoute, EventIds, Failure, Faults, HeldShape, MissionProtocol, ParseShape};
 
 /// Pure entry points into the request parsers, for `src-tauri/fuzz`; not an API.
 #[doc(hidden)]

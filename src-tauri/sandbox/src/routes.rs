@@ -18,7 +18,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .with_state(shared)
         .layer(axum::middleware::from_fn_with_state(
             faults,
-            crate::variants::apply,
+            crate::knobs::apply,
         ));
     // Around the whole router, since it changes the path the routes are matched on (a
     // layer on the router runs after routing): each agent's prefix becomes `/eve/v1`.

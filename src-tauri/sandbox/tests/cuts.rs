@@ -4,7 +4,7 @@
 
 mod common;
 
-use casebook_sandbox::variants::{Cut, CutAt};
+use casebook_sandbox::knobs::{Cut, CutAt};
 use common::*;
 use serde_json::json;
 

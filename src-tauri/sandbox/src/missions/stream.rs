@@ -8,7 +8,7 @@
 
 use super::ending::{End, queued_or_end};
 use super::session::{Event, Session, Status};
-use crate::variants::Cut;
+use crate::knobs::Cut;
 use crate::{EventIds, Faults};
 use axum::body::Body;
 use axum::http::{HeaderValue, header};

@@ -3,9 +3,9 @@
 
 use super::agent::Ev;
 use super::{EveSession, Rec};
+use crate::knobs::Cut;
 use crate::missions::ending::{End, queued_or_end};
 use crate::missions::session::{now_ms, random_u64, rfc3339};
-use crate::variants::Cut;
 use crate::{Faults, MissionProtocol};
 use axum::body::Body;
 use axum::http::{HeaderValue, header};

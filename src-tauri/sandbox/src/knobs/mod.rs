@@ -45,6 +45,8 @@
 //! All off by default, and [`Faults::clear`] switches everything back. The sandbox
 //! only ever binds 127.0.0.1, so these never reach anyone else.
 
+pub mod deployment;
+
 use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
@@ -357,7 +359,7 @@ struct State_ {
     child_route: AtomicU64,
     history_expired: AtomicBool,
     session_id_tokens: AtomicBool,
-    deployment: Mutex<crate::deployment::Deployment>,
+    deployment: Mutex<crate::knobs::deployment::Deployment>,
     /// `spendPercent` plus one; 0: off.
     spend_percent_plus_one: AtomicU64,
     mission_seed: AtomicU64,
@@ -823,11 +825,11 @@ impl Faults {
     }
 
     /// How the deployment serves its agents (see [`crate::agents`]).
-    pub fn set_deployment(&self, d: crate::deployment::Deployment) {
+    pub fn set_deployment(&self, d: crate::knobs::deployment::Deployment) {
         *lock(&self.0.deployment) = d;
     }
 
-    pub fn deployment(&self) -> crate::deployment::Deployment {
+    pub fn deployment(&self) -> crate::knobs::deployment::Deployment {
         lock(&self.0.deployment).clone()
     }
 
@@ -948,7 +950,7 @@ impl Faults {
         self.set_child_route(ChildRoute::Both);
         self.set_history_expired(false);
         self.set_session_id_tokens(false);
-        self.set_deployment(crate::deployment::Deployment::default());
+        self.set_deployment(crate::knobs::deployment::Deployment::default());
         self.set_spend_percent(None);
         self.set_held_shape(HeldShape::On);
         self.set_background_task(false);
