@@ -51,13 +51,14 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
     })
     .await
     .unwrap();
-    let faults = service.faults();
-    faults.set_event_ids(EventIds::None);
-    faults.set_completion_event(Some("mission.finished"));
-    faults.set_done_status_204(true);
     // Without ids, a reconnect replays from the start: the client must skip what it has.
     // (Cut once: a server that cut every connection after 9 would never get further.)
-    faults.set_drop_stream_after(9);
+    service.knobs().set(|k| {
+        k.event_ids = EventIds::None;
+        k.completion_event = Some("mission.finished".into());
+        k.done_status_204 = true;
+        k.drop_stream_after = 9;
+    });
     let (_dir, mut options) = remote(service.base_url(), service.key());
     let cookie = "casebook_session=s3cr3t-session-value";
     options
@@ -81,7 +82,7 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
     open_raw_records(&app).await;
     app.until("the cut", || async { status(&app).await == "reconnecting" })
         .await;
-    service.faults().set_drop_stream_after(0);
+    service.knobs().set(|k| k.drop_stream_after = 0);
     app.until("the mission to complete", || async {
         status(&app).await == "complete"
     })
@@ -146,7 +147,7 @@ async fn id_less_events_another_completion_and_204_end_complete_with_nothing_twi
 /// How many events the sandbox's one mission holds, read with a plain stream
 /// request once the variants are off.
 async fn service_event_count(service: &casebook_sandbox::RunningSandbox, id: &str) -> u64 {
-    service.faults().clear();
+    service.knobs().clear();
     let http = reqwest::Client::new();
     let body = http
         .get(format!("{}/eve/v1/session/{id}/stream", service.base_url()))
@@ -167,10 +168,10 @@ async fn service_event_count(service: &casebook_sandbox::RunningSandbox, id: &st
 async fn another_parse_shape_and_202_still_preview_and_cite() {
     let _one = exclusive().await;
     let service = casebook_sandbox::start(Default::default()).await.unwrap();
-    service.faults().set_parse_shape(ParseShape::Alternate);
     service
-        .faults()
-        .set_success_status(Some(reqwest::StatusCode::ACCEPTED));
+        .knobs()
+        .set(|k| k.parse_shape = ParseShape::Alternate);
+    service.knobs().set(|k| k.success_status = 202);
     let (_dir, options) = remote(service.base_url(), service.key());
     let work = tempfile::tempdir().unwrap();
     let doc = work.path().join("essay.docx");

@@ -137,16 +137,27 @@ async fn bad_inputs_fail_cleanly_and_touch_nothing() {
     // particular behaviour; the rest use the CLI's own --sandbox.
     let sandbox = start(SandboxConfig::default()).await.unwrap();
     let stormy = start(SandboxConfig::default()).await.unwrap();
-    stormy.faults().set_429_storm(1000, 1);
+    stormy.knobs().set(|k| {
+        k.storm = casebook_sandbox::knobs::Storm {
+            count: 1000,
+            retry_after: 1,
+        }
+    });
     let failing = start(SandboxConfig::default()).await.unwrap();
-    failing
-        .faults()
-        .fail_request(1, casebook_sandbox::Failure::Status500);
+    failing.knobs().set(|k| {
+        k.fail = Some(casebook_sandbox::knobs::Fail {
+            nth: 1,
+            kind: casebook_sandbox::Failure::Status500,
+        })
+    });
     let history = tempfile::tempdir().unwrap();
     let garbled = start(SandboxConfig::default()).await.unwrap();
-    garbled
-        .faults()
-        .fail_request(1, casebook_sandbox::Failure::MalformedJson);
+    garbled.knobs().set(|k| {
+        k.fail = Some(casebook_sandbox::knobs::Fail {
+            nth: 1,
+            kind: casebook_sandbox::Failure::MalformedJson,
+        })
+    });
     let closed_port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -78,7 +78,7 @@ impl Service {
     }
 
     fn set(&self, variants: CiteVariants) {
-        self.sandbox().faults().set_cite_variants(variants);
+        self.sandbox().knobs().set(|k| k.citations = variants);
     }
 
     /// `casebook --base-url URL ARGS…` with the sandbox's key.
@@ -1043,9 +1043,7 @@ fn a_slow_cite_shows_its_phases_on_a_terminal() {
         slow_cite_ms: 2500,
         ..Default::default()
     });
-    s.sandbox()
-        .faults()
-        .set_latency(Duration::from_millis(1500));
+    s.sandbox().knobs().set(|k| k.latency_ms = 1500);
     let dir = tempfile::tempdir().unwrap();
     let input = padded_docx(dir.path(), 8 << 20);
     let out = dir.path().join("out.docx");
@@ -1123,17 +1121,14 @@ fn ctrl_c_in_each_phase_of_a_slow_cite_leaves_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let input = padded_docx(dir.path(), 8 << 20);
     for phase in ["sending", "waiting", "receiving"] {
-        s.sandbox().faults().clear();
+        s.sandbox().knobs().clear();
         match phase {
-            "sending" => s.sandbox().faults().set_latency(Duration::from_secs(30)),
+            "sending" => s.sandbox().knobs().set(|k| k.latency_ms = 30_000),
             "waiting" => s.set(CiteVariants {
                 slow_cite_ms: 30_000,
                 ..Default::default()
             }),
-            _ => s
-                .sandbox()
-                .faults()
-                .set_slow_drip(Duration::from_millis(20)),
+            _ => s.sandbox().knobs().set(|k| k.slow_drip_ms = 20),
         }
         let out_dir = tempfile::tempdir().unwrap();
         let tmp = tempfile::tempdir().unwrap();

@@ -417,12 +417,13 @@ async fn the_cli_reads_other_legal_servers_tolerantly() {
     })
     .await
     .unwrap();
-    let faults = service.faults();
-    faults.set_event_ids(EventIds::None);
-    faults.set_completion_event(Some("mission.finished"));
-    faults.set_done_status_204(true);
-    faults.set_parse_shape(ParseShape::Alternate);
-    faults.set_success_status(Some(axum_status(202)));
+    service.knobs().set(|k| {
+        k.event_ids = EventIds::None;
+        k.completion_event = Some("mission.finished".into());
+        k.done_status_204 = true;
+        k.parse_shape = ParseShape::Alternate;
+        k.success_status = 202;
+    });
     let url = service.base_url().to_owned();
     let key = service.key().to_owned();
     let env = [
@@ -485,8 +486,4 @@ async fn the_cli_reads_other_legal_servers_tolerantly() {
         "with a note saying so"
     );
     service.stop().await;
-}
-
-fn axum_status(code: u16) -> axum::http::StatusCode {
-    axum::http::StatusCode::from_u16(code).unwrap()
 }

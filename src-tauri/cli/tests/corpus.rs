@@ -290,7 +290,7 @@ fn every_corpus_document_is_parsed_and_cited_in_every_mode_and_each_output_holds
     }
 
     for mode in modes() {
-        s.sandbox().faults().set_cite_variants(mode.variants);
+        s.sandbox().knobs().set(|k| k.citations = mode.variants);
         let options: ValidOptions = CiteOptions {
             mode: mode.mode,
             min_citations: 1,

@@ -29,7 +29,7 @@ async fn a_stream_that_always_stops_inside_a_record_never_finishes_the_mission()
         let (url, key) = (service.base_url().to_owned(), service.key().to_owned());
         let data = tempfile::tempdir().unwrap();
         // Past the SSE `retry:` line and eve's opening records, short of any whole record.
-        service.faults().set_stream_content_length(24);
+        service.knobs().set(|k| k.stream_content_length = 24);
         let mut follow = casebook(
             &[
                 "mission",
@@ -47,7 +47,7 @@ async fn a_stream_that_always_stops_inside_a_record_never_finishes_the_mission()
         .unwrap();
         // Enough cut connections to know a cut is followed by another try, not an end.
         let asked = Instant::now();
-        while service.faults().cuts_made() < 4 {
+        while service.knobs().cuts_made() < 4 {
             if let Some(status) = follow.try_wait().unwrap() {
                 let out = follow.wait_with_output().unwrap();
                 panic!(

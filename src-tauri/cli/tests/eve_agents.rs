@@ -69,10 +69,12 @@ async fn each_agent_path_shape_is_followed_and_a_mission_keeps_the_base_it_start
         ),
     ] {
         let service = sandbox(MissionProtocol::EveB).await;
-        service.faults().set_deployment(Deployment {
-            agents: vec!["researcher".into(), "writer".into()],
-            old_paths,
-            no_info_route: false,
+        service.knobs().set(|k| {
+            k.deployment = Deployment {
+                agents: vec!["researcher".into(), "writer".into()],
+                old_paths,
+                no_info_route: false,
+            }
         });
         let cli = Cli::new(&service);
         let here = tempfile::tempdir().unwrap();
@@ -166,9 +168,11 @@ async fn the_single_root_agent_stays_at_eve_v1_and_a_server_without_an_info_rout
     let shown = json(&ok(&run_at(&cli, None, &shown, here.path()).await));
     assert_eq!(shown["apiBase"], "/eve/v1");
 
-    service.faults().set_deployment(Deployment {
-        no_info_route: true,
-        ..Deployment::default()
+    service.knobs().set(|k| {
+        k.deployment = Deployment {
+            no_info_route: true,
+            ..Deployment::default()
+        }
     });
     let info = json(&ok(
         &run_at(&cli, None, &["agent", "--json"], here.path()).await
@@ -206,7 +210,7 @@ async fn spend_past_80_percent_warns_and_past_the_budget_says_so_on_every_genera
                 "BUDGET EXCEEDED: spent $5.50 of $5.00 — over the budget by $0.50 (110%)",
             ),
         ] {
-            service.faults().set_spend_percent(Some(percent));
+            service.knobs().set(|k| k.spend_percent = Some(percent));
             let mut start = START.to_vec();
             start.extend(["--budget", "5"]);
             let sid = started_id(&ok(&run_at(&cli, None, &start, here.path()).await));
@@ -235,7 +239,7 @@ async fn an_expired_history_is_a_state_of_its_own_never_asked_again_and_still_re
     let sid = started_id(&ok(&run_at(&cli, None, &START, here.path()).await));
     let reply = ["mission", "reply", &sid, "--message", "And in Europe?"];
     ok(&run_at(&cli, None, &reply, here.path()).await);
-    service.faults().set_history_expired(true);
+    service.knobs().set(|k| k.history_expired = true);
     let asked = service.stream_requests(&sid).len();
     let watch = ["mission", "watch", &sid];
     let out = run_at(&cli, None, &watch, here.path()).await;

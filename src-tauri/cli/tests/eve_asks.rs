@@ -48,7 +48,7 @@ async fn an_approval_is_answered_by_its_interaction_or_withdrawn_by_a_reply() {
         };
         for answer in ["approve", no, "reply"] {
             let service = sandbox(protocol).await;
-            service.faults().set_approval(true);
+            service.knobs().set(|k| k.approval = true);
             let cli = Cli::new(&service);
             let here = tempfile::tempdir().unwrap();
             let (_, sid) = cli
@@ -161,8 +161,8 @@ async fn an_approval_is_answered_by_its_interaction_or_withdrawn_by_a_reply() {
 async fn watch_follows_through_a_sign_in_to_the_report_once_the_link_is_visited() {
     for protocol in [MissionProtocol::EveB, MissionProtocol::Eve27] {
         let service = sandbox(protocol).await;
-        service.faults().set_sign_in(true);
-        service.faults().set_sign_in_superseded(true);
+        service.knobs().set(|k| k.sign_in = true);
+        service.knobs().set(|k| k.sign_in_superseded = true);
         let cli = Cli::new(&service);
         let here = tempfile::tempdir().unwrap();
         let out = ok(&cli

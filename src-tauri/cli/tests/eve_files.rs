@@ -31,8 +31,8 @@ async fn a_reply_attaches_a_document_and_show_lists_the_files() {
     for protocol in [MissionProtocol::EveB, MissionProtocol::Eve27] {
         let service = sandbox(protocol).await;
         service
-            .faults()
-            .set_agent_file(protocol == MissionProtocol::Eve27);
+            .knobs()
+            .set(|k| k.agent_file = protocol == MissionProtocol::Eve27);
         let cli = Cli::new(&service);
         let here = tempfile::tempdir().unwrap();
         let (_, sid) = cli

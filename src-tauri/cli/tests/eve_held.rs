@@ -82,7 +82,7 @@ async fn start(cli: &Cli, objective: &str, data: &Path) -> String {
 async fn a_question_held_in_each_shape_ends_the_watch_and_shows_needs_input() {
     for (shape, name) in SHAPES {
         let service = sandbox().await;
-        service.faults().set_held_shape(shape);
+        service.knobs().set(|k| k.held_shape = shape);
         let cli = Cli::new(&service);
         let here = tempfile::tempdir().unwrap();
         let sid = start(
@@ -107,8 +107,8 @@ async fn a_question_held_in_each_shape_ends_the_watch_and_shows_needs_input() {
 async fn a_turn_held_on_a_background_task_in_each_shape_is_followed_to_its_report() {
     for (shape, name) in SHAPES {
         let service = sandbox().await;
-        service.faults().set_held_shape(shape);
-        service.faults().set_background_task(true);
+        service.knobs().set(|k| k.held_shape = shape);
+        service.knobs().set(|k| k.background_task = true);
         let cli = Cli::new(&service);
         let here = tempfile::tempdir().unwrap();
         let sid = start(&cli, "Does shade reduce heat stroke?", here.path()).await;
@@ -145,7 +145,7 @@ async fn a_turn_held_on_a_background_task_in_each_shape_is_followed_to_its_repor
 #[tokio::test(flavor = "multi_thread")]
 async fn a_background_result_after_the_wait_is_shown_as_a_result() {
     let service = sandbox().await;
-    service.faults().set_task_result(true);
+    service.knobs().set(|k| k.task_result = true);
     let cli = Cli::new(&service);
     let here = tempfile::tempdir().unwrap();
     let (_, sid) = cli

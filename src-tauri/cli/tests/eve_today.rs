@@ -27,7 +27,7 @@ async fn a_delegating_mission_reaches_its_report_and_an_expired_history_is_said_
         MissionProtocol::Eve27,
     ] {
         let service = sandbox(protocol).await;
-        service.faults().set_delegate(true);
+        service.knobs().set(|k| k.delegate = true);
         let cli = Cli::new(&service);
         let here = tempfile::tempdir().unwrap();
         let (_, sid) = cli
@@ -60,7 +60,7 @@ async fn a_delegating_mission_reaches_its_report_and_an_expired_history_is_said_
         );
 
         // Another computer asks for the whole history after eve let it expire.
-        service.faults().set_history_expired(true);
+        service.knobs().set(|k| k.history_expired = true);
         let elsewhere = tempfile::tempdir().unwrap();
         let asked = service.stream_requests(&sid).len();
         let out = cli.run(&["mission", "watch", &sid], elsewhere.path()).await;
@@ -88,7 +88,7 @@ async fn a_delegating_mission_reaches_its_report_and_an_expired_history_is_said_
 async fn a_reply_carries_a_token_only_to_the_generation_that_wants_one() {
     for protocol in [MissionProtocol::EveA, MissionProtocol::EveB] {
         let service = sandbox(protocol).await;
-        service.faults().set_session_id_tokens(true);
+        service.knobs().set(|k| k.session_id_tokens = true);
         let cli = Cli::new(&service);
         let here = tempfile::tempdir().unwrap();
         let (started, sid) = cli
@@ -138,8 +138,8 @@ async fn a_sub_agent_is_shown_by_its_call_reading_its_stream_only_then() {
     ] {
         let what = format!("{protocol:?} {route:?}");
         let service = sandbox(protocol).await;
-        service.faults().set_delegate(true);
-        service.faults().set_child_route(route);
+        service.knobs().set(|k| k.delegate = true);
+        service.knobs().set(|k| k.child_route = route);
         let cli = Cli::new(&service);
         let here = tempfile::tempdir().unwrap();
         let (_, sid) = cli
@@ -241,7 +241,7 @@ async fn a_stranded_session_is_said_plainly_and_its_history_stays_readable() {
     for protocol in [MissionProtocol::EveB, MissionProtocol::Eve27] {
         let service = sandbox(protocol).await;
         let (cli, here, sid) = common::followed(&service, "Does shade reduce heat stroke?").await;
-        service.faults().set_stranded(true);
+        service.knobs().set(|k| k.stranded = true);
         let out = cli
             .run(
                 &["mission", "reply", &sid, "--message", "And in Europe?"],
@@ -282,7 +282,7 @@ async fn a_stranded_session_is_said_plainly_and_its_history_stays_readable() {
 async fn a_reply_whose_answer_was_cut_is_sent_again_with_its_key_and_is_one_message() {
     let service = sandbox(MissionProtocol::Eve27).await;
     let (cli, here, sid) = common::followed(&service, "Does shade reduce heat stroke?").await;
-    service.faults().set_cut_answers(1);
+    service.knobs().set(|k| k.cut_answers = 1);
     let said = "Only once, please.";
     ok(&cli
         .run(

@@ -72,15 +72,14 @@ impl Server {
         })
         .await
         .unwrap();
-        let f = sb.faults();
-        match scenario {
-            Scenario::Approval => f.set_approval(true),
-            Scenario::Delegate => f.set_delegate(true),
-            Scenario::Fail => f.set_model_failure(true),
+        sb.knobs().set(|k| match scenario {
+            Scenario::Approval => k.approval = true,
+            Scenario::Delegate => k.delegate = true,
+            Scenario::Fail => k.model_failure = true,
             // As the real servers do with a message sent during a turn's one long step.
-            Scenario::Brief => f.set_queue_replies(true),
+            Scenario::Brief => k.queue_replies = true,
             _ => {}
-        }
+        });
         Server {
             cli: Cli::new(&sb),
             eve: Eve::Sandbox(sb),
@@ -278,7 +277,7 @@ async fn an_approval_is_approved_and_another_denied() {
             let who = format!("{} approve {approve}", s.name());
             let here = tempfile::tempdir().unwrap();
             if let Eve::Sandbox(sb) = &s.eve {
-                sb.faults().set_approval(true);
+                sb.knobs().set(|k| k.approval = true);
             }
             let sid = s.start(Scenario::Approval, here.path()).await;
             let asked = s.show(&sid, here.path()).await;
@@ -518,7 +517,7 @@ async fn a_reply_sent_while_a_turn_runs_is_followed_to_the_turn_that_takes_it() 
     let said = "And in Europe?";
     let steering = Server::sandbox(Scenario::Brief).await;
     if let Eve::Sandbox(sb) = &steering.eve {
-        sb.faults().set_queue_replies(false);
+        sb.knobs().set(|k| k.queue_replies = false);
     }
     let mut all = Server::each(Scenario::Brief).await;
     all.push(steering);

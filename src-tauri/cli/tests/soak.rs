@@ -40,7 +40,12 @@ async fn soak_cli_follow_through_100_random_cuts() {
     .await
     .unwrap();
     let (url, key) = (service.base_url().to_owned(), service.key().to_owned());
-    service.faults().set_cut_random(4_051_977, CUTS);
+    service.knobs().set(|k| {
+        k.cut_random = casebook_sandbox::knobs::CutRandom {
+            seed: 4_051_977,
+            count: CUTS,
+        }
+    });
     let data = tempfile::tempdir().unwrap();
     let cli = tokio::task::spawn_blocking({
         let (url, key, data) = (url.clone(), key.clone(), data.path().to_owned());
@@ -72,7 +77,7 @@ async fn soak_cli_follow_through_100_random_cuts() {
         .iter()
         .find_map(|e| e["data"]["sessionId"].as_str().map(str::to_owned))
         .expect("a session id in the events");
-    let drops = service.faults().cuts_made();
+    let drops = service.knobs().cuts_made();
     let want = service_ids(&url, &key, &session).await;
     assert_eq!(drops, CUTS, "every cut happened before the mission ended");
     assert!(want.len() as u64 >= EVENTS - 10, "{} events", want.len());

@@ -104,7 +104,12 @@ async fn a_wrong_key_is_unauthorized_and_never_echoed() {
 #[tokio::test]
 async fn a_429_storm_is_waited_out_with_a_countdown() {
     let (s, client) = setup().await;
-    s.faults().set_429_storm(2, 1);
+    s.knobs().set(|k| {
+        k.storm = casebook_sandbox::knobs::Storm {
+            count: 2,
+            retry_after: 1,
+        }
+    });
     let seen = Arc::new(Mutex::new(Vec::new()));
     let log = seen.clone();
     let progress = move |p: Progress| log.lock().unwrap().push(p);
@@ -149,7 +154,12 @@ async fn a_429_storm_longer_than_the_retries_is_rate_limited() {
         max_retries: 1,
         max_wait: Duration::from_secs(5),
     });
-    s.faults().set_429_storm(10, 1);
+    s.knobs().set(|k| {
+        k.storm = casebook_sandbox::knobs::Storm {
+            count: 10,
+            retry_after: 1,
+        }
+    });
     let err = client
         .parse(&Input::essay("x").unwrap(), &no_progress)
         .await
@@ -157,7 +167,12 @@ async fn a_429_storm_longer_than_the_retries_is_rate_limited() {
     assert_eq!(err.code(), ErrorCode::RateLimited);
     assert_eq!(err.retry_after_secs(), Some(1));
     // A Retry-After beyond what we wait is handed to the caller at once.
-    s.faults().set_429_storm(1, 3600);
+    s.knobs().set(|k| {
+        k.storm = casebook_sandbox::knobs::Storm {
+            count: 1,
+            retry_after: 3600,
+        }
+    });
     let started = Instant::now();
     let err = client
         .parse(&Input::essay("x").unwrap(), &no_progress)
@@ -171,14 +186,24 @@ async fn a_429_storm_longer_than_the_retries_is_rate_limited() {
 #[tokio::test]
 async fn server_errors_malformed_answers_and_slow_drips() {
     let (s, client) = setup().await;
-    s.faults().fail_request(1, Failure::Status500);
+    s.knobs().set(|k| {
+        k.fail = Some(casebook_sandbox::knobs::Fail {
+            nth: 1,
+            kind: Failure::Status500,
+        })
+    });
     let err = client
         .parse(&Input::essay("x").unwrap(), &no_progress)
         .await
         .unwrap_err();
     assert_eq!((err.code(), err.status()), (ErrorCode::Server, Some(500)));
 
-    s.faults().fail_request(1, Failure::MalformedJson);
+    s.knobs().set(|k| {
+        k.fail = Some(casebook_sandbox::knobs::Fail {
+            nth: 1,
+            kind: Failure::MalformedJson,
+        })
+    });
     let err = client
         .cite(
             &Input::essay("x").unwrap(),
@@ -189,7 +214,7 @@ async fn server_errors_malformed_answers_and_slow_drips() {
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Protocol);
 
-    s.faults().set_slow_drip(Duration::from_millis(5));
+    s.knobs().set(|k| k.slow_drip_ms = 5);
     let docx = data("docx/hyperlink-fragments.docx");
     let cited = client
         .cite(
@@ -319,8 +344,13 @@ async fn a_refusal_before_the_body_is_read_is_waited_out() {
     let (_dir, path, bytes) = large_docx();
     for read_refused in [false, true] {
         for streamed in [false, true] {
-            s.faults().set_read_refused(read_refused);
-            s.faults().set_429_storm(2, 1);
+            s.knobs().set(|k| k.read_refused = read_refused);
+            s.knobs().set(|k| {
+                k.storm = casebook_sandbox::knobs::Storm {
+                    count: 2,
+                    retry_after: 1,
+                }
+            });
             let seen = Arc::new(Mutex::new(Vec::new()));
             let log = seen.clone();
             let progress = move |p: Progress| log.lock().unwrap().push(p);
@@ -377,7 +407,7 @@ async fn a_wrong_key_on_a_large_document_is_not_sent_forever() {
         ),
         other => panic!("{other}: {err}"),
     }
-    s.faults().set_read_refused(true);
+    s.knobs().set(|k| k.read_refused = true);
     let err = client
         .cite(&input, &ValidOptions::default(), &no_progress)
         .await
@@ -398,7 +428,12 @@ async fn a_large_document_that_fails_on_the_service_reports_that_failure() {
             (Failure::Status500, ErrorCode::Server),
             (Failure::MalformedJson, ErrorCode::Protocol),
         ] {
-            s.faults().fail_request(1, failure);
+            s.knobs().set(|k| {
+                k.fail = Some(casebook_sandbox::knobs::Fail {
+                    nth: 1,
+                    kind: failure,
+                })
+            });
             let got = cite_either_way(&client, &path, &bytes, streamed, &no_progress).await;
             let err = got.expect_err(&format!("{failure:?}, streamed {streamed}"));
             assert_eq!(err.code(), want, "{failure:?}, streamed {streamed}: {err}");
@@ -411,7 +446,7 @@ async fn a_large_document_that_fails_on_the_service_reports_that_failure() {
 #[tokio::test]
 async fn a_slow_cite_says_it_is_waiting_for_the_service_with_the_time_so_far() {
     let (s, client) = setup().await;
-    s.faults().set_latency(Duration::from_millis(3300));
+    s.knobs().set(|k| k.latency_ms = 3300);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("small.docx");
     let bytes = data("docx/long-lorem-endnote.docx");
@@ -454,14 +489,14 @@ async fn a_cancel_in_each_phase_of_a_slow_cite_keeps_nothing() {
         let (s, client) = setup().await;
         match phase {
             // Held before the service reads the body: the upload stalls part way.
-            "sending" => s.faults().set_latency(Duration::from_secs(5)),
-            "waiting" => s
-                .faults()
-                .set_cite_variants(casebook_sandbox::CiteVariants {
+            "sending" => s.knobs().set(|k| k.latency_ms = 5_000),
+            "waiting" => s.knobs().set(|k| {
+                k.citations = casebook_sandbox::CiteVariants {
                     slow_cite_ms: 5000,
                     ..Default::default()
-                }),
-            _ => s.faults().set_slow_drip(Duration::from_millis(20)),
+                }
+            }),
+            _ => s.knobs().set(|k| k.slow_drip_ms = 20),
         }
         let jobs = Arc::new(CiteJobs::default());
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();

@@ -34,7 +34,7 @@ Lee, A., Park, B., & Kim, C. (2020). Cooling the city. Environmental Research, 1
 
 async fn sandbox(v: CiteVariants) -> (RunningSandbox, CitationClient) {
     let s = start(SandboxConfig::default()).await.unwrap();
-    s.faults().set_cite_variants(v);
+    s.knobs().set(|k| k.citations = v);
     let c = CitationClient::new(
         Connection::new(s.base_url()).unwrap(),
         ApiKey::parse(s.key()).unwrap(),

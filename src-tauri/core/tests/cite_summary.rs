@@ -210,7 +210,12 @@ async fn the_preview_shows_parse_or_the_local_reading() {
     }
 
     // parse fails: the document is read here instead, and the note says why.
-    s.faults().fail_request(1, Failure::Status500);
+    s.knobs().set(|k| {
+        k.fail = Some(casebook_sandbox::knobs::Fail {
+            nth: 1,
+            kind: Failure::Status500,
+        })
+    });
     match client.preview(&input, Some(&docx)).await.unwrap() {
         Preview::Paragraphs {
             parsed,
@@ -223,12 +228,22 @@ async fn the_preview_shows_parse_or_the_local_reading() {
         other => panic!("{other:?}"),
     }
     // Without the document, the failure is the answer.
-    s.faults().fail_request(1, Failure::Status500);
+    s.knobs().set(|k| {
+        k.fail = Some(casebook_sandbox::knobs::Fail {
+            nth: 1,
+            kind: Failure::Status500,
+        })
+    });
     let err = client.preview(&input, None).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Server);
 
     // An answer that is not JSON is shown as it came.
-    s.faults().fail_request(1, Failure::MalformedJson);
+    s.knobs().set(|k| {
+        k.fail = Some(casebook_sandbox::knobs::Fail {
+            nth: 1,
+            kind: Failure::MalformedJson,
+        })
+    });
     match client.preview(&input, Some(&docx)).await.unwrap() {
         Preview::Raw { note, .. } => assert!(note.contains("not JSON"), "{note}"),
         other => panic!("{other:?}"),

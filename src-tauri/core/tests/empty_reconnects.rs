@@ -56,7 +56,7 @@ async fn a_stream_cut_inside_its_first_record_every_time_stops_with_a_reason() {
     for protocol in PROTOCOLS {
         let (s, c, sid) = sandbox(protocol, 30).await;
         // Past the SSE `retry:` line and eve's opening records, short of any whole record.
-        s.faults().set_stream_content_length(24);
+        s.knobs().set(|k| k.stream_content_length = 24);
         let mut pauses = Vec::new();
         let mut events = 0;
         let options = quick();
@@ -82,7 +82,7 @@ async fn a_stream_cut_inside_its_first_record_every_time_stops_with_a_reason() {
             err.message()
         );
         assert_eq!(events, 0, "{protocol:?}");
-        assert_eq!(s.faults().cuts_made(), u64::from(tries), "{protocol:?}");
+        assert_eq!(s.knobs().cuts_made(), u64::from(tries), "{protocol:?}");
         // Each empty try waits longer, up to the cap (equal jitter: at least half of it);
         // never less than the seeds' SSE `retry:` (1 s).
         assert_eq!(pauses.len() as u32, tries - 1, "{protocol:?}");
@@ -107,7 +107,7 @@ async fn a_stream_cut_after_each_record_makes_progress_and_is_followed_to_its_en
         } else {
             8
         };
-        s.faults().set_drop_stream_after(after);
+        s.knobs().set(|k| k.drop_stream_after = after);
         let mut reconnects = 0;
         let options = WatchOptions {
             max_empty_reconnects: 3,

@@ -168,7 +168,12 @@ async fn ten_cuts_make_eleven_requests_with_the_right_start_index_and_no_replay(
         let id = mission(&c, "Does urban heat raise admissions?", 1000, 0).await;
         // Let the whole mission be written, so the cuts fall in the replay too.
         tokio::time::sleep(Duration::from_millis(300)).await;
-        s.faults().set_cut_random(42, 10);
+        s.knobs().set(|k| {
+            k.cut_random = casebook_sandbox::knobs::CutRandom {
+                seed: 42,
+                count: 10,
+            }
+        });
         let (seen, end) = watch(&c, &id, fast()).await;
         assert!(matches!(end.reason, WatchEndReason::Terminal(_)), "{g:?}");
         let asked = s.stream_requests(&id);
@@ -206,8 +211,9 @@ async fn a_server_that_ignores_start_index_still_shows_each_record_once() {
         let (s, c) = sandbox(g).await;
         let id = mission(&c, "Does urban heat raise admissions?", 300, 0).await;
         tokio::time::sleep(Duration::from_millis(300)).await;
-        s.faults().set_ignore_start_index(true);
-        s.faults().set_cut_random(7, 4);
+        s.knobs().set(|k| k.ignore_start_index = true);
+        s.knobs()
+            .set(|k| k.cut_random = casebook_sandbox::knobs::CutRandom { seed: 7, count: 4 });
         let (seen, end) = watch(&c, &id, fast()).await;
         assert!(matches!(end.reason, WatchEndReason::Terminal(_)), "{g:?}");
         let asked: Vec<_> = s
@@ -219,7 +225,7 @@ async fn a_server_that_ignores_start_index_still_shows_each_record_once() {
             .chain(seen.cursor_at_reconnect.iter().map(|n| Some(*n as i64)))
             .collect();
         assert_eq!(asked, want, "{g:?}: the cursor stays true through replays");
-        s.faults().set_ignore_start_index(false);
+        s.knobs().set(|k| k.ignore_start_index = false);
         let clean = whole(&c, &id).await;
         let got: Vec<_> = seen
             .events
@@ -235,7 +241,7 @@ async fn a_server_that_ignores_start_index_still_shows_each_record_once() {
 async fn a_lease_end_reconnects_at_once_without_replay() {
     for g in [MissionProtocol::EveB, MissionProtocol::Eve27] {
         let (s, c) = sandbox(g).await;
-        s.faults().set_lease_seconds(1);
+        s.knobs().set(|k| k.lease_seconds = Some(1));
         // Several seconds of records (deltas play faster than the pace).
         let id = mission(&c, "Does urban heat raise admissions?", 250, 40).await;
         let (seen, _) = watch(&c, &id, fast()).await;
@@ -261,7 +267,7 @@ async fn a_lease_end_reconnects_at_once_without_replay() {
 async fn a_just_created_sessions_stream_is_retried_and_an_unknown_one_fails_after_a_few_tries() {
     let (s, c) = sandbox(MissionProtocol::EveB).await;
     let id = mission(&c, "Does urban heat raise admissions?", 60, 0).await;
-    s.faults().set_stream_404(3);
+    s.knobs().set(|k| k.stream_404 = 3);
     let opts = WatchOptions {
         just_created: true,
         ..fast()
@@ -307,7 +313,7 @@ async fn without_a_tail_index_a_fresh_watch_still_stops_at_the_newest_turn() {
 async fn three_turns_watched_afresh(g: MissionProtocol, tail_index: bool) {
     {
         let (s, c) = sandbox(g).await;
-        s.faults().set_no_tail_index(!tail_index);
+        s.knobs().set(|k| k.no_tail_index = !tail_index);
         let id = mission(&c, "Does urban heat raise admissions?", 40, 0).await;
         let (first, _) = watch(&c, &id, fast()).await;
         let mut token = first
@@ -432,7 +438,7 @@ async fn replies_carry_the_newest_token_in_generation_a_and_none_in_b() {
         .unwrap_err();
     assert_eq!(refused.code(), ErrorCode::InvalidInput, "B refuses a token");
     // session_not_ready twice, then taken: retried, not shown.
-    s.faults().set_not_ready(2);
+    s.knobs().set(|k| k.not_ready = 2);
     let sent = c
         .follow_up(
             &id,
@@ -666,8 +672,8 @@ async fn a_mission_that_delegates_is_followed_to_its_report() {
         (MissionProtocol::Eve27, true),
     ] {
         let (s, c) = sandbox(protocol).await;
-        s.faults().set_delegate(true);
-        s.faults().set_delegation_pause(pause);
+        s.knobs().set(|k| k.delegate = true);
+        s.knobs().set(|k| k.delegation_pause = pause);
         let id = mission(&c, "Does shade reduce heat stroke?", 60, 0).await;
         let (seen, end) = watch(&c, &id, fast()).await;
         let names = names(&seen.events);
@@ -780,7 +786,7 @@ async fn an_expired_history_is_said_at_once_without_a_retry() {
         let id = mission(&c, "Does shade reduce heat stroke?", 40, 0).await;
         let (seen, _) = watch(&c, &id, fast()).await;
         let asked = s.stream_requests(&id).len();
-        s.faults().set_history_expired(true);
+        s.knobs().set(|k| k.history_expired = true);
         let opts = WatchOptions {
             start_index: Some(seen.cursor),
             ..fast()

@@ -28,7 +28,7 @@ async fn the_newest_spend_reaches_a_subscriber_even_on_a_record_that_changes_no_
         })
         .await
         .unwrap();
-        service.faults().set_spend_percent(Some(percent));
+        service.knobs().set(|k| k.spend_percent = Some(percent));
         let client = InvestigationClient::new(
             Connection::new(service.base_url()).unwrap(),
             ApiKey::parse(service.key()).unwrap(),

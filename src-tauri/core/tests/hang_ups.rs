@@ -155,7 +155,12 @@ async fn a_parse_hung_up_on_every_time_says_so_after_its_retries() {
 #[tokio::test]
 async fn a_hang_up_after_a_429_is_the_rate_limit_again() {
     let s = start(SandboxConfig::default()).await.unwrap();
-    s.faults().set_429_storm(1000, 3);
+    s.knobs().set(|k| {
+        k.storm = casebook_sandbox::knobs::Storm {
+            count: 1000,
+            retry_after: 3,
+        }
+    });
     let front = front(sandbox_addr(&s), |n| n > 0).await;
     let client = front.citations(&s).with_retry(RetryPolicy {
         max_retries: 2,

@@ -126,7 +126,7 @@ async fn drops_split_chunks_and_crlf_lose_and_repeat_nothing() {
         .session_id;
     let (clean, _) = collect(&c, &id, fast()).await;
 
-    s.faults().set_drop_stream_after(4);
+    s.knobs().set(|k| k.drop_stream_after = 4);
     let (dropped, updates) = collect(&c, &id, fast()).await;
     assert_eq!(
         ids(&dropped),
@@ -141,10 +141,10 @@ async fn drops_split_chunks_and_crlf_lose_and_repeat_nothing() {
         reconnects >= clean.len() / 4 - 1,
         "it reconnected ({reconnects} times)"
     );
-    s.faults().clear();
+    s.knobs().clear();
 
-    s.faults().set_tiny_chunks(true);
-    s.faults().set_crlf(true);
+    s.knobs().set(|k| k.tiny_chunks = true);
+    s.knobs().set(|k| k.crlf = true);
     let (shaped, _) = collect(&c, &id, fast()).await;
     assert_eq!(
         shaped, clean,
@@ -234,7 +234,7 @@ async fn auth_and_unknown_sessions_are_not_retried() {
     let err = wrong.watch("ses_1", fast(), |_| {}).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Unauthorized);
     let (_, c) = (
-        s.faults().clone(),
+        s.knobs().clone(),
         InvestigationClient::new(
             Connection::new(s.base_url()).unwrap(),
             ApiKey::parse(s.key()).unwrap(),
@@ -279,7 +279,7 @@ async fn stopping_the_sandbox_ends_open_streams() {
 #[tokio::test]
 async fn a_stream_stored_as_it_arrives_reopens_whole() {
     let (s, c) = setup().await;
-    s.faults().set_drop_stream_after(5);
+    s.knobs().set(|k| k.drop_stream_after = 5);
     let store = MissionStore::in_memory().unwrap();
     let spec = MissionSpec::new("Which vaccines reduce transmission?", 3000);
     let session = c.create_session(&spec).await.unwrap();

@@ -59,7 +59,7 @@ impl Server {
         .await
         .unwrap();
         // As the real servers do with a message sent during a turn's one long step.
-        sb.faults().set_queue_replies(true);
+        sb.knobs().set(|k| k.queue_replies = true);
         let client = client(sb.base_url(), sb.key());
         all.push(Server {
             eve: Eve::Sandbox(sb),
@@ -434,10 +434,11 @@ async fn the_sandboxs_eve_27_writes_the_record_kinds_eve_1_0_1_writes() {
         (" fail", "fail"),
     ];
     for (words, name) in scenarios {
-        let f = sb.faults();
-        f.set_approval(name == "approval");
-        f.set_delegate(name == "delegate");
-        f.set_model_failure(name == "fail");
+        sb.knobs().set(|k| {
+            k.approval = name == "approval";
+            k.delegate = name == "delegate";
+            k.model_failure = name == "fail";
+        });
         let mut kinds = Vec::new();
         for c in [&real, &sandbox] {
             kinds.push(kinds_of(c, words, name).await);

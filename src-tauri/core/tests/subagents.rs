@@ -27,8 +27,8 @@ async fn sandbox(protocol: MissionProtocol, route: ChildRoute) -> RunningSandbox
     })
     .await
     .unwrap();
-    s.faults().set_delegate(true);
-    s.faults().set_child_route(route);
+    s.knobs().set(|k| k.delegate = true);
+    s.knobs().set(|k| k.child_route = route);
     s
 }
 
@@ -243,7 +243,7 @@ async fn a_running_sub_agent_shows_what_it_has_and_reads_on_when_opened_again() 
     })
     .await
     .unwrap();
-    s.faults().set_delegate(true);
+    s.knobs().set(|k| k.delegate = true);
     let store = MissionStore::in_memory().unwrap();
     let (id, child) = delegated(&s, &store).await;
     let limits = ChildLimits {
@@ -303,7 +303,7 @@ async fn a_sub_agent_stream_cut_before_any_record_is_said_and_not_asked_again() 
             let s = sandbox(protocol, route).await;
             let store = MissionStore::in_memory().unwrap();
             let (id, child) = delegated(&s, &store).await;
-            s.faults().set_stream_content_length(24);
+            s.knobs().set(|k| k.stream_content_length = 24);
             let open = || {
                 subagents::open(
                     &store,
@@ -321,11 +321,11 @@ async fn a_sub_agent_stream_cut_before_any_record_is_said_and_not_asked_again() 
                 "{what}: {}",
                 err.message()
             );
-            assert_eq!(s.faults().cuts_made(), 1, "{what}: one request an opening");
+            assert_eq!(s.knobs().cuts_made(), 1, "{what}: one request an opening");
             tokio::time::sleep(Duration::from_millis(300)).await;
-            assert_eq!(s.faults().cuts_made(), 1, "{what}: none by itself");
+            assert_eq!(s.knobs().cuts_made(), 1, "{what}: none by itself");
 
-            s.faults().set_stream_content_length(0);
+            s.knobs().set(|k| k.stream_content_length = 0);
             let sub = open().await.unwrap_or_else(|e| panic!("{what}: {e:?}"));
             assert_eq!(sub.status, MissionStatus::Complete, "{what}");
             assert!(sub.stale.is_none(), "{what}");

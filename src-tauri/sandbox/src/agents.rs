@@ -14,8 +14,10 @@
 //! same key as the session routes, in eve mode only; `noInfoRoute: true` answers 404 there,
 //! as eve releases before the route did.
 
-use crate::auth::{admit, error, eve_session_not_found};
-use crate::{MissionProtocol, Shared};
+use crate::Shared;
+use crate::auth::admit;
+use crate::errors::{error, eve_session_not_found};
+use crate::knobs::MissionProtocol;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::middleware::Next;
@@ -65,7 +67,7 @@ pub(crate) async fn route_agents(
     mut req: Request,
     next: Next,
 ) -> Response {
-    let d = shared.faults.deployment();
+    let d = shared.knobs.get(|k| k.deployment.clone());
     let path = req.uri().path().to_owned();
     if d.agents.is_empty() || !path.starts_with("/eve/") {
         return next.run(req).await;
@@ -113,8 +115,8 @@ async fn info(
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
-    let d = shared.faults.deployment();
-    if d.no_info_route || shared.faults.mission_protocol() == MissionProtocol::Legacy {
+    let d = shared.knobs.get(|k| k.deployment.clone());
+    if d.no_info_route || shared.knobs.get(|k| k.mission_protocol) == MissionProtocol::Legacy {
         return not_served(&uri);
     }
     if let Err(resp) = admit(&shared, &headers) {

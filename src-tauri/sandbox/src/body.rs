@@ -6,7 +6,7 @@
 //! can destroy the 413 before the client reads it. So once the answer is 413 the
 //! rest of the body is read and thrown away, within bounds, before the answer goes.
 
-use crate::auth::error;
+use crate::errors::error;
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::Response;

@@ -1,16 +1,19 @@
 //! The citation service: health, parse, cite, and the account endpoint.
 //!
 //! A cite reads its options from the request and from the variants in force
-//! ([`crate::CiteVariants`]): `requireReferences` refuses a document without a
+//! ([`crate::cite_variants::CiteVariants`]): `requireReferences` refuses a document without a
 //! References section (422), `unseeded` draws a fresh seed, `scrubMetadata` blanks
 //! the output's docProps, `slowCiteMs` holds the answer; style, placement, shape and
 //! notes go to the engine. Error families and the front's body limit are applied
 //! around every citation route, in [`crate::knobs`].
 
-use crate::auth::{admit, error, error_with};
+use crate::Shared;
+use crate::auth::admit;
 use crate::body::{read_limited, whole_number};
+use crate::cite_variants::CiteVariants;
 use crate::engine::{self, CiteOptions, EngineError, Kind, Mode, Parsed};
-use crate::{CiteVariants, ParseShape, Shared};
+use crate::errors::{error, error_with};
+use crate::knobs::ParseShape;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -276,7 +279,7 @@ fn fnv1a(bytes: &[u8]) -> u64 {
 
 async fn parse(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
     if let Err(resp) = admit(&shared, &headers) {
-        return shared.faults.refuse(body, resp).await;
+        return shared.knobs.refuse(body, resp).await;
     }
     let result = async {
         let raw = read_limited(&headers, body).await?;
@@ -294,8 +297,8 @@ async fn parse(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body
 
 /// A parse result in the shape the `parseShape` variant asks for.
 fn parse_answer(shared: &Shared, parsed: &Parsed) -> Response {
-    let status = shared.faults.success_status(StatusCode::OK);
-    match shared.faults.parse_shape() {
+    let status = shared.knobs.get(|k| k.success_status(StatusCode::OK));
+    match shared.knobs.get(|k| k.parse_shape) {
         ParseShape::Default => (status, Json(parsed)).into_response(),
         ParseShape::Alternate => {
             let blocks: Vec<Value> = parsed
@@ -355,11 +358,11 @@ fn parse_answer(shared: &Shared, parsed: &Parsed) -> Response {
 
 async fn cite(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
     if let Err(resp) = admit(&shared, &headers) {
-        return shared.faults.refuse(body, resp).await;
+        return shared.knobs.refuse(body, resp).await;
     }
     let result = async {
         let raw = read_limited(&headers, body).await?;
-        let variants = shared.faults.cite_variants();
+        let variants = shared.knobs.get(|k| k.citations);
         if variants.slow_cite_ms > 0 {
             // A slow service: the request is in, the answer is not.
             tokio::time::sleep(std::time::Duration::from_millis(variants.slow_cite_ms)).await;
@@ -408,7 +411,7 @@ async fn cite(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body)
         };
         Ok::<_, Response>(
             (
-                shared.faults.success_status(StatusCode::OK),
+                shared.knobs.get(|k| k.success_status(StatusCode::OK)),
                 Json(json!({
                     "documentBase64": B64.encode(&bytes),
                     "kind": kind,
@@ -456,7 +459,7 @@ async fn sign_in(State(shared): State<Arc<Shared>>) -> Response {
 
 async fn me(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
     let Some(email) = shared.citations.signed_in(&headers) else {
-        return crate::auth::unauthorized(
+        return crate::errors::unauthorized(
             "Sign in first: this endpoint uses a session cookie, not a bearer key.",
         );
     };

@@ -28,7 +28,18 @@ use axum::response::Response;
 
 /// The body family of the citation service's error answers (400, 401, 413, 422, 429,
 /// 500). Status and headers (`WWW-Authenticate`, `Retry-After`) stay as they are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Default,
+    clap::ValueEnum,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum ErrorFamily {
     /// Today's `{"error": {"code", "message"}}`, with extra fields such as `field`.
     #[default]
@@ -66,28 +77,44 @@ impl ErrorFamily {
     }
 }
 
-/// The citation service's variants; `Default` is the sandbox as it always was.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// The citation service's variants; `Default` is the sandbox as it always was. Each is a
+/// knob ([`crate::knobs::Knobs`]) under the name it is serialized with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct CiteVariants {
-    /// Refuse (422) a document or essay with no References section.
+    /// Refuse (422) a document or essay with no References section (or none with
+    /// entries).
     pub require_references: bool,
+    /// `"library"` (default) or `"existing"`: cite only from the document's own
+    /// reference list, append nothing (`referencesAdded` 0).
+    #[serde(rename = "citeStyle")]
     pub style: CiteStyle,
+    /// `"end"` (default) or `"inside"`: before the full stop of a sentence picked at
+    /// random, in varied author–year shapes.
     pub placement: Placement,
+    /// `"author-year"` (default), `"numeric"` (`[3]`), `"bracketed"` (`[Smith 2019]`)
+    /// or `"ibid"` (`(ibid.)` for the work the paragraph before cited).
+    #[serde(rename = "citeShape")]
     pub shape: CiteShape,
     /// Cite .pptx speaker notes too.
+    #[serde(rename = "citeNotes")]
     pub notes: bool,
     /// Blank the author, last author, company and manager in `docProps`.
     pub scrub_metadata: bool,
     /// A random seed each call, so results are not repeatable (a `seed` field is
     /// ignored too: real services have none).
     pub unseeded: bool,
+    /// `"default"`, `"plain-error"`, `"nested"`, `"message"`, `"detail"`, `"problem"`,
+    /// `"text"` or `"html"`.
     pub error_family: ErrorFamily,
     /// A front with a smaller body limit: over this many bytes, `413` with an HTML
-    /// page before the service reads the body.
+    /// page before the service reads the body (0: off).
+    #[serde(deserialize_with = "crate::off::zero")]
     pub front_limit_bytes: Option<u64>,
     /// The cite holds its answer this many ms after reading the request (0: off).
     pub slow_cite_ms: u64,
-    /// A cited document comes back with a hostile entry in its zip.
+    /// A cited document comes back with a hostile entry in its zip (`"none"`: off).
+    #[serde(deserialize_with = "crate::off::none")]
     pub hostile_document: Option<HostileDocument>,
 }
 
@@ -163,7 +190,10 @@ pub(crate) fn front_too_large() -> Response {
 /// A cite answer no service should send: the real cited document with one hostile
 /// entry added to its zip, to show what a client does with a returned package it
 /// must not save.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
 pub enum HostileDocument {
     /// An entry of zeros that inflates to 2.3 GB from about 2 MB (a zip bomb).
     Bomb,
@@ -183,14 +213,6 @@ pub enum HostileDocument {
 impl HostileDocument {
     pub fn parse(name: &str) -> Option<Self> {
         <Self as clap::ValueEnum>::from_str(name, false).ok()
-    }
-
-    /// A fault field's value: one of the names, or `none` for the cited document.
-    pub(crate) fn parse_fault(name: &str) -> Option<Option<Self>> {
-        match name {
-            "none" => Some(None),
-            name => Self::parse(name).map(Some),
-        }
     }
 }
 

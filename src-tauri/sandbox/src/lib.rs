@@ -16,17 +16,20 @@ mod auth;
 mod body;
 mod citations;
 pub mod cite_variants;
+mod config;
 mod console;
 mod discovery;
 pub mod engine;
+mod errors;
 pub mod knobs;
 mod missions;
+mod off;
 mod ratelimit;
 mod rng;
 mod routes;
 
 pub use cite_variants::{CiteShape, CiteStyle, CiteVariants, ErrorFamily, Placement};
-pub use knobs::{ChildRoute, EventIds, Failure, Faults, HeldShape, MissionProtocol, ParseShape};
+pub use knobs::{ChildRoute, EventIds, Failure, HeldShape, Knobs, MissionProtocol, ParseShape};
 pub use missions::{ChildStreamRequest, StreamRequest};
 
 /// Pure entry points into the request parsers, for `src-tauri/fuzz`; not an API.
@@ -36,86 +39,20 @@ pub mod fuzzing {
     pub use crate::missions::check_message;
 }
 
+pub use config::{DEMO_KEY, Pace, SandboxConfig};
 pub use ratelimit::RateLimit;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+
 use std::sync::Arc;
 use tokio::sync::oneshot;
 
-/// The bearer key accepted when no key is configured. Shown by the app in sandbox mode.
-pub const DEMO_KEY: &str = "cbx_sandbox_demo_key";
-
-/// How fast missions unfold.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum Pace {
-    /// Seconds between steps, like a real investigation.
-    #[default]
-    Realistic,
-    /// No waiting: for tests.
-    Instant,
-}
-
-#[derive(Debug, Clone)]
-pub struct SandboxConfig {
-    /// Port on 127.0.0.1; 0 picks a free one.
-    pub port: u16,
-    /// Where sessions are kept across restarts; `None` keeps them in memory.
-    pub data_dir: Option<PathBuf>,
-    /// Bearer keys accepted; empty means only [`DEMO_KEY`].
-    pub keys: Vec<String>,
-    pub pace: Pace,
-    pub rate_limit: RateLimit,
-    /// Events a mission plays when its create request does not say (the `events`
-    /// extension); `None` lets each mission pick its own length.
-    pub mission_events: Option<u64>,
-    /// The pause before each event when the create request does not say (the
-    /// `paceMs` extension); `None` follows [`Pace`].
-    pub mission_pace_ms: Option<u64>,
-    /// eve protocols: how many `message.appended` deltas each report is when the create
-    /// request does not say (the `replyDeltas` extension); `None`: as long as its
-    /// findings make it.
-    pub mission_reply_deltas: Option<u64>,
-    /// The wire protocol of the investigation service (`--mission-protocol`): the seeds'
-    /// SSE vocabulary by default here, which the SSE contract's tests start (the binary and
-    /// the app's embedded sandbox start eve's generation A), or one of eve's three
-    /// generations. The `missionProtocol` fault switches it at run time for sessions
-    /// created after.
-    pub mission_protocol: MissionProtocol,
-    /// Where the missions' scripts are drawn from: the n-th mission created from
-    /// `"{seed}:{n}"`, the same missions on every run (`--mission-seed`, the
-    /// `missionSeed` knob).
-    pub mission_seed: u64,
-    /// The citation service's variants (References required, the document's own
-    /// list, placement, shapes, notes, metadata, seeding, error families, a front's
-    /// body limit, a slow cite): all off by default. The faults endpoint changes them
-    /// at run time, and `clear` goes back to these.
-    pub citations: CiteVariants,
-}
-
-impl Default for SandboxConfig {
-    fn default() -> Self {
-        Self {
-            port: 0,
-            data_dir: None,
-            keys: Vec::new(),
-            pace: Pace::Realistic,
-            rate_limit: RateLimit::default(),
-            mission_events: None,
-            mission_pace_ms: None,
-            mission_reply_deltas: None,
-            mission_protocol: MissionProtocol::Legacy,
-            mission_seed: 0,
-            citations: CiteVariants::default(),
-        }
-    }
-}
-
-/// What every handler can reach.
+/// What every handler can reach. It holds each service's state, so it sits at the root
+/// until that state sits apart from the service's routes (they take it as theirs).
 pub(crate) struct Shared {
     pub keys: Vec<String>,
     pub limiter: ratelimit::Limiter,
-    pub faults: Faults,
+    pub knobs: knobs::Handle,
     pub citations: citations::Accounts,
     pub missions: missions::Missions,
     /// Which agent created each session, when the deployment has several.
@@ -127,7 +64,6 @@ pub struct RunningSandbox {
     base_url: String,
     addr: SocketAddr,
     keys: Vec<String>,
-    faults: Faults,
     shared: Arc<Shared>,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
@@ -153,9 +89,9 @@ impl RunningSandbox {
         &self.keys[0]
     }
 
-    /// Switches faults on and off while the sandbox runs.
-    pub fn faults(&self) -> &Faults {
-        &self.faults
+    /// Switches faults and variants on and off while the sandbox runs.
+    pub fn knobs(&self) -> &knobs::Handle {
+        &self.shared.knobs
     }
 
     /// The stream requests an eve-mode session has received so far, in order: what
@@ -208,14 +144,16 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
     if let Some(dir) = &config.data_dir {
         std::fs::create_dir_all(dir)?;
     }
-    let faults = Faults::default();
-    faults.set_default_protocol(config.mission_protocol);
-    faults.set_mission_seed(config.mission_seed);
-    faults.set_default_cite(config.citations);
+    let knobs = knobs::Handle::new(Knobs {
+        mission_protocol: config.mission_protocol,
+        mission_seed: config.mission_seed,
+        citations: config.citations,
+        ..Knobs::default()
+    });
     let shared = Arc::new(Shared {
         keys: keys.clone(),
         limiter: ratelimit::Limiter::new(config.rate_limit),
-        faults: faults.clone(),
+        knobs: knobs.clone(),
         citations: citations::Accounts::default(),
         owners: agents::Owners::default(),
         missions: missions::Missions::open(
@@ -226,7 +164,7 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
                 events: config.mission_events,
                 reply_deltas: config.mission_reply_deltas,
             },
-            faults.clone(),
+            knobs,
         )?,
     });
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", config.port)).await?;
@@ -245,7 +183,6 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
         base_url: format!("http://{addr}"),
         addr,
         keys,
-        faults,
         shared,
         shutdown: Some(tx),
         task: Some(task),

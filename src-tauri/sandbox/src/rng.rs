@@ -37,3 +37,10 @@ impl Rng {
         &items[(self.next_u64() % items.len() as u64) as usize]
     }
 }
+
+/// FNV-1a: the seed a session id stands for, stable across runs and versions.
+pub fn seed_from(id: &str) -> u64 {
+    id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}

@@ -5,7 +5,7 @@ use axum::Router;
 use std::sync::Arc;
 
 pub fn router(shared: Arc<Shared>) -> Router {
-    let faults = shared.faults.clone();
+    let knobs = shared.knobs.clone();
     let outer = shared.clone();
     let inner = Router::new()
         .merge(crate::citations::routes())
@@ -17,7 +17,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .fallback(not_found)
         .with_state(shared)
         .layer(axum::middleware::from_fn_with_state(
-            faults,
+            knobs,
             crate::knobs::apply,
         ));
     // Around the whole router, since it changes the path the routes are matched on (a
@@ -31,7 +31,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
 }
 
 async fn not_found(uri: axum::http::Uri) -> axum::response::Response {
-    crate::auth::error(
+    crate::errors::error(
         axum::http::StatusCode::NOT_FOUND,
         "not_found",
         &format!("No such endpoint: {}", uri.path()),

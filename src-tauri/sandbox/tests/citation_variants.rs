@@ -78,7 +78,7 @@ async fn parse_shape_alternate_has_blocks_and_no_paragraphs() {
     assert_eq!(alt["meta"]["format"], "docx");
     assert_eq!(alt["meta"]["bibliographyTitle"], "Bibliography");
 
-    sb.faults().set_parse_shape(ParseShape::Default);
+    sb.knobs().set(|k| k.parse_shape = ParseShape::Default);
     let back: Value = post(&sb, "/citations/v1/parse", &docx_request())
         .await
         .json()
@@ -91,7 +91,7 @@ async fn parse_shape_alternate_has_blocks_and_no_paragraphs() {
 #[tokio::test]
 async fn parse_shape_text_answers_text_plain() {
     let sb = sandbox().await;
-    sb.faults().set_parse_shape(ParseShape::Text);
+    sb.knobs().set(|k| k.parse_shape = ParseShape::Text);
     let essay = json!({"essay": "Intro paragraph.\n\nSecond paragraph.\n\nReferences\nSmith, J. (2020). A book."});
     let resp = post(&sb, "/citations/v1/parse", &essay).await;
     assert_eq!(resp.status(), 200);
@@ -145,7 +145,7 @@ async fn success_status_applies_to_parse_cite_and_create() {
         400
     );
 
-    sb.faults().set_success_status(None);
+    sb.knobs().set(|k| k.success_status = 0);
     assert_eq!(
         statuses().await,
         [StatusCode::OK, StatusCode::OK, StatusCode::CREATED]
@@ -195,7 +195,12 @@ async fn html_errors_turn_413_and_429_bodies_into_pages() {
     assert_html(resp, 413).await;
 
     // A 429 from an injected storm, then from the rate limiter itself.
-    sb.faults().set_429_storm(1, 4);
+    sb.knobs().set(|k| {
+        k.storm = casebook_sandbox::knobs::Storm {
+            count: 1,
+            retry_after: 4,
+        }
+    });
     let essay = json!({"essay": "x"});
     let headers = assert_html(post(&sb, "/citations/v1/parse", &essay).await, 429).await;
     assert_eq!(headers["retry-after"], "4");
@@ -232,12 +237,18 @@ async fn html_errors_turn_413_and_429_bodies_into_pages() {
 async fn html_errors_cover_stream_429s() {
     let sb = sandbox().await;
     let id = create(&sb, json!({})).await;
-    sb.faults().set_html_errors(true);
-    sb.faults().set_stream_429(1, 2);
+    sb.knobs().set(|k| k.html_errors = true);
+    sb.knobs().set(|k| {
+        k.stream_429 = 1;
+        k.stream_429_retry_after = Some(2);
+    });
     let headers = assert_html(request(&sb, &id, None).await, 429).await;
     assert_eq!(headers["retry-after"], "2");
-    sb.faults().clear();
-    sb.faults().set_stream_429(1, 2);
+    sb.knobs().clear();
+    sb.knobs().set(|k| {
+        k.stream_429 = 1;
+        k.stream_429_retry_after = Some(2);
+    });
     let resp = request(&sb, &id, None).await;
     assert_eq!(resp.status(), 429);
     assert_eq!(

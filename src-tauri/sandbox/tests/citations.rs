@@ -324,7 +324,12 @@ async fn rate_limit_answers_429_with_retry_after() {
 #[tokio::test]
 async fn faults_inject_429_storms_500s_and_malformed_json() {
     let s = sandbox().await;
-    s.faults().set_429_storm(2, 3);
+    s.knobs().set(|k| {
+        k.storm = casebook_sandbox::knobs::Storm {
+            count: 2,
+            retry_after: 3,
+        }
+    });
     for _ in 0..2 {
         let (status, headers, _) = post(
             &s,
@@ -345,7 +350,12 @@ async fn faults_inject_429_storms_500s_and_malformed_json() {
     .await;
     assert_eq!(status, 200, "the storm is over");
 
-    s.faults().fail_request(2, Failure::Status500);
+    s.knobs().set(|k| {
+        k.fail = Some(casebook_sandbox::knobs::Fail {
+            nth: 2,
+            kind: Failure::Status500,
+        })
+    });
     let (status, _, _) = post(
         &s,
         "/citations/v1/parse",
@@ -364,7 +374,12 @@ async fn faults_inject_429_storms_500s_and_malformed_json() {
     assert_eq!(status, 500);
     assert_eq!(error_code(&body), "internal");
 
-    s.faults().fail_request(1, Failure::MalformedJson);
+    s.knobs().set(|k| {
+        k.fail = Some(casebook_sandbox::knobs::Fail {
+            nth: 1,
+            kind: Failure::MalformedJson,
+        })
+    });
     let resp = reqwest::Client::new()
         .post(format!("{}/citations/v1/cite", s.base_url()))
         .bearer_auth(s.key())
@@ -587,7 +602,12 @@ async fn injected_failures_are_answered_once_the_body_is_read() {
     let s = sandbox().await;
     let host = s.base_url().trim_start_matches("http://").to_owned();
     for (failure, status) in [(Failure::Status500, "500"), (Failure::MalformedJson, "200")] {
-        s.faults().fail_request(1, failure);
+        s.knobs().set(|k| {
+            k.fail = Some(casebook_sandbox::knobs::Fail {
+                nth: 1,
+                kind: failure,
+            })
+        });
         let body = json!({"essay": "x"}).to_string();
         let mut tcp = tokio::net::TcpStream::connect(&host).await.unwrap();
         let head = format!(

@@ -664,12 +664,22 @@ async fn error_families_shape_every_error_body() {
             .await,
             200
         );
-        sb.faults().set_429_storm(0, 0);
+        sb.knobs().set(|k| {
+            k.storm = casebook_sandbox::knobs::Storm {
+                count: 0,
+                retry_after: 0,
+            }
+        });
         let mut seen = Vec::new();
         seen.push(error_of(&sb, None, json!({"essay": BODY})).await);
         seen.push(error_of(&sb, Some(&key), json!({"mode": "every"})).await);
         seen.push(error_of(&sb, Some(&key), json!({"essay": BODY})).await);
-        sb.faults().set_429_storm(1, 7);
+        sb.knobs().set(|k| {
+            k.storm = casebook_sandbox::knobs::Storm {
+                count: 1,
+                retry_after: 7,
+            }
+        });
         seen.push(error_of(&sb, Some(&key), json!({"essay": BODY})).await);
         let statuses: Vec<u16> = seen.iter().map(|s| s.0).collect();
         assert_eq!(statuses, [401, 400, 422, 429], "{family}");
@@ -864,7 +874,7 @@ async fn unknown_variant_names_are_refused() {
     ] {
         assert_eq!(set_faults(&sb, body).await, 400);
     }
-    assert_eq!(sb.faults().cite_variants(), CiteVariants::default());
+    assert_eq!(sb.knobs().get(|k| k.citations), CiteVariants::default());
     let _ = ErrorFamily::Default;
     sb.stop().await;
 }

@@ -68,7 +68,7 @@ async fn random_cuts_split_events_and_characters_and_lose_nothing_on_resume() {
     let (mut mid_char, mut mid_event, mut between) = (0, 0, 0);
     let mut last: Option<String> = None;
     let mut connections = 0;
-    while sb.faults().cuts_made() < 30 {
+    while sb.knobs().cuts_made() < 30 {
         connections += 1;
         assert!(connections < 200, "no progress");
         let body = raw_from(&sb, &id, last.as_deref()).await;
@@ -104,7 +104,7 @@ async fn random_cuts_split_events_and_characters_and_lose_nothing_on_resume() {
             assert!(whole.contains(&format!("{event}\n\n")), "{event}");
         }
     }
-    assert_eq!(sb.faults().cuts_made(), 30);
+    assert_eq!(sb.knobs().cuts_made(), 30);
     assert!(
         mid_char > 0 && mid_event > 0 && between > 0,
         "{mid_char} {mid_event} {between}"

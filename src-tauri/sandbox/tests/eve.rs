@@ -1021,7 +1021,7 @@ async fn cuts_and_tiny_chunks_lose_nothing_on_resume() {
             got.extend(whole_records_from(&sb, &id, got.len()).await);
         }
         assert_eq!(got, whole, "{proto:?}");
-        assert!(sb.faults().cuts_made() > 0);
+        assert!(sb.knobs().cuts_made() > 0);
     }
 }
 

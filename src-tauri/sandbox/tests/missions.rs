@@ -685,7 +685,7 @@ async fn cancel_takes_an_empty_body_and_refuses_what_is_not_a_turn() {
 async fn dropped_streams_resume_with_last_event_id_without_gap_or_duplicate() {
     let sb = sandbox().await;
     let id = create(&sb, json!({"paceMs": 5, "events": 60})).await;
-    sb.faults().set_drop_stream_after(4);
+    sb.knobs().set(|k| k.drop_stream_after = 4);
     let mut got: Vec<Ev> = Vec::new();
     let mut connections = 0;
     loop {
@@ -709,7 +709,7 @@ async fn dropped_streams_resume_with_last_event_id_without_gap_or_duplicate() {
     }
     assert!(connections >= 10, "{connections} connections");
     assert_eq!(ids(&got), (1..=got.len() as u64).collect::<Vec<_>>());
-    sb.faults().clear();
+    sb.knobs().clear();
     assert_eq!(got, full(&sb, &id).await);
     sb.stop().await;
 }
@@ -719,8 +719,8 @@ async fn tiny_chunks_and_crlf_parse_identically() {
     let sb = sandbox().await;
     let id = create(&sb, json!({})).await;
     let plain = full(&sb, &id).await;
-    sb.faults().set_tiny_chunks(true);
-    sb.faults().set_crlf(true);
+    sb.knobs().set(|k| k.tiny_chunks = true);
+    sb.knobs().set(|k| k.crlf = true);
     let shaped = full(&sb, &id).await;
     assert_eq!(plain, shaped);
     let body = raw(&sb, &id).await;
@@ -733,7 +733,7 @@ async fn tiny_chunks_and_crlf_parse_identically() {
     // Live events, not only replays, go through the same shaping.
     let live = create(&sb, json!({"paceMs": 5})).await;
     let shaped_live = full(&sb, &live).await;
-    sb.faults().clear();
+    sb.knobs().clear();
     assert_eq!(shaped_live, full(&sb, &live).await);
     sb.stop().await;
 }

@@ -22,7 +22,8 @@ async fn event_ids_none_sends_no_id_lines() {
     let sb = sandbox().await;
     let id = create(&sb, json!({})).await;
     let plain = full(&sb, &id).await;
-    sb.faults().set_event_ids(casebook_sandbox::EventIds::None);
+    sb.knobs()
+        .set(|k| k.event_ids = casebook_sandbox::EventIds::None);
     let body = raw(&sb, &id).await;
     assert!(!body.lines().any(|l| l.starts_with("id")), "{body:.300}");
     let bare = full(&sb, &id).await;
@@ -39,7 +40,8 @@ async fn event_ids_some_gives_every_third_event_an_id() {
     let sb = sandbox().await;
     let id = create(&sb, json!({})).await;
     let plain = full(&sb, &id).await;
-    sb.faults().set_event_ids(casebook_sandbox::EventIds::Some);
+    sb.knobs()
+        .set(|k| k.event_ids = casebook_sandbox::EventIds::Some);
     let body = raw(&sb, &id).await;
     let expected: Vec<String> = (1..=plain.len() as u64)
         .filter(|n| n % 3 == 0)
@@ -61,8 +63,8 @@ async fn event_ids_some_gives_every_third_event_an_id() {
 #[tokio::test]
 async fn event_ids_opaque_are_tokens_that_still_resume() {
     let sb = sandbox().await;
-    sb.faults()
-        .set_event_ids(casebook_sandbox::EventIds::Opaque);
+    sb.knobs()
+        .set(|k| k.event_ids = casebook_sandbox::EventIds::Opaque);
     let id = create(&sb, json!({})).await;
     let events = full(&sb, &id).await;
     let tokens: std::collections::HashSet<&str> = events.iter().map(|e| e.id.as_str()).collect();
@@ -103,10 +105,10 @@ async fn event_ids_opaque_are_tokens_that_still_resume() {
 #[tokio::test]
 async fn opaque_ids_survive_dropped_connections_without_gap_or_duplicate() {
     let sb = sandbox().await;
-    sb.faults()
-        .set_event_ids(casebook_sandbox::EventIds::Opaque);
+    sb.knobs()
+        .set(|k| k.event_ids = casebook_sandbox::EventIds::Opaque);
     let id = create(&sb, json!({"paceMs": 5, "events": 40})).await;
-    sb.faults().set_drop_stream_after(4);
+    sb.knobs().set(|k| k.drop_stream_after = 4);
     let mut got: Vec<Ev> = Vec::new();
     for _ in 0..100 {
         let last = got.last().map(|e| e.id.clone());
@@ -220,7 +222,7 @@ async fn done_status_204_stops_reconnects_once_a_session_is_over() {
     // An active session still streams; with the variant off, a finished one replays.
     let active = create(&sb, json!({"paceMs": 60_000})).await;
     assert_eq!(request(&sb, &active, None).await.status(), 200);
-    sb.faults().clear();
+    sb.knobs().clear();
     assert_eq!(full(&sb, &id).await, events);
     sb.stop().await;
 }
@@ -229,7 +231,10 @@ async fn done_status_204_stops_reconnects_once_a_session_is_over() {
 async fn stream_429_answers_with_retry_after_in_seconds() {
     let sb = sandbox().await;
     let id = create(&sb, json!({})).await;
-    sb.faults().set_stream_429(2, 3);
+    sb.knobs().set(|k| {
+        k.stream_429 = 2;
+        k.stream_429_retry_after = Some(3);
+    });
     // Other endpoints are not affected.
     let resp = client()
         .post(format!("{}/citations/v1/parse", sb.base_url()))
@@ -307,7 +312,10 @@ async fn silence_sends_nothing_after_k_events_then_carries_on() {
     let plain = full(&sb, &id).await;
 
     // A long silence: the whole log is ready, yet after 3 events not a byte comes.
-    sb.faults().set_silence(3, Duration::from_secs(60));
+    sb.knobs().set(|k| {
+        k.silence_after = 3;
+        k.silence_ms = 60_000;
+    });
     let resp = request(&sb, &id, None).await;
     let mut body = resp.bytes_stream();
     let mut text = String::new();

@@ -29,6 +29,7 @@ use super::{Anchor, CiteOptions, EngineError, Rng, anchor, citation_text, new_re
 pub enum CiteStyle {
     /// The sandbox's own library of real works, with a reference list added or extended.
     #[default]
+    #[serde(alias = "default")]
     Library,
     /// Only the document's own reference list; nothing is appended.
     Existing,
@@ -40,6 +41,7 @@ pub enum CiteStyle {
 pub enum Placement {
     /// At the end of the paragraph, before its closing full stop.
     #[default]
+    #[serde(alias = "default")]
     End,
     /// Inside a sentence of the paragraph (any of them), before its full stop.
     Inside,
@@ -51,6 +53,7 @@ pub enum Placement {
 pub enum CiteShape {
     /// `(Smith, 2019)` (and, inside sentences, narrative `Smith (2019)`).
     #[default]
+    #[serde(alias = "default")]
     AuthorYear,
     /// `[3]`: the entry's position in the reference list.
     Numeric,

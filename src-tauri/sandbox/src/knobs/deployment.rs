@@ -2,15 +2,41 @@
 //! eve's per-agent prefixes (the `agents`, `agentPaths` and `noInfoRoute` knobs). A value
 //! the knobs hold and the routes read ([`crate::agents`]), so it sits below both.
 
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
 /// How the deployment serves its agents (the `agents`, `agentPaths` and `noInfoRoute`
 /// knobs).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
 pub struct Deployment {
-    /// Empty: one root agent at `/eve/v1`.
+    /// `["researcher", "writer"]`: one agent per name under eve's per-agent prefix, and
+    /// nothing at the bare `/eve/v1`; empty: one root agent there. A session answers only
+    /// under its own agent ([`crate::agents`]).
     pub agents: Vec<String>,
-    /// `/eve/agents/<name>/eve/v1` instead of `/eve/<name>/v1`.
+    /// `/eve/agents/<name>/eve/v1` (`agentPaths: "old"`) instead of `/eve/<name>/v1`
+    /// (`"new"`).
+    #[serde(rename = "agentPaths", with = "agent_paths")]
     pub old_paths: bool,
+    /// Eve's info route (`GET <base>/info`) answers 404, as releases before it did.
     pub no_info_route: bool,
+}
+
+mod agent_paths {
+    use super::*;
+
+    pub fn serialize<S: Serializer>(old: &bool, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(if *old { "old" } else { "new" })
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+        match String::deserialize(d)?.as_str() {
+            "new" => Ok(false),
+            "old" => Ok(true),
+            other => Err(serde::de::Error::custom(format!(
+                "{other:?} is not one of new, old"
+            ))),
+        }
+    }
 }
 
 impl Deployment {

@@ -45,9 +45,12 @@ mod stream;
 
 pub use eve::{ChildStreamRequest, StreamRequest};
 
-use crate::auth::{admit, error, error_with, rate_limited_with};
+use crate::Shared;
+use crate::auth::admit;
 use crate::body::read_limited;
-use crate::{Faults, MissionProtocol, Pace, Shared};
+use crate::config::Pace;
+use crate::errors::{error, error_with, rate_limited_with};
+use crate::knobs::{Handle, MissionProtocol};
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{Path as UrlPath, State};
@@ -79,7 +82,7 @@ pub(crate) struct Missions {
     /// `data_dir/sessions`, when sessions are kept.
     dir: Option<PathBuf>,
     defaults: Defaults,
-    faults: Faults,
+    knobs: Handle,
     /// Set when the sandbox stops, so runners stop writing before another sandbox
     /// may open the same files.
     stop: watch::Sender<bool>,
@@ -91,7 +94,7 @@ impl Missions {
     pub fn open(
         data_dir: Option<&Path>,
         defaults: Defaults,
-        faults: Faults,
+        knobs: Handle,
     ) -> std::io::Result<Self> {
         let defaults = Defaults {
             pace_ms: defaults.pace_ms.map(|ms| ms.min(MAX_PACE_MS)),
@@ -107,7 +110,7 @@ impl Missions {
             sessions: Mutex::new(HashMap::new()),
             dir: data_dir.map(|d| d.join("sessions")),
             defaults,
-            faults,
+            knobs,
             stop: watch::Sender::new(false),
             eve: eve::EveSessions::default(),
         };
@@ -223,7 +226,7 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
 
 /// True when requests for unknown sessions get eve's answers.
 fn eve_mode(shared: &Shared) -> bool {
-    shared.faults.mission_protocol() != MissionProtocol::Legacy
+    shared.knobs.get(|k| k.mission_protocol) != MissionProtocol::Legacy
 }
 
 /// What the router answers a path it does not serve (the legacy service has no
@@ -242,9 +245,9 @@ async fn stream_child(
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
-    let faults = shared.missions.faults.clone();
+    let knobs = shared.missions.knobs.clone();
     let resp = eve::child_stream(shared, ids, headers, uri).await;
-    cut_as_asked(&faults, resp)
+    cut_as_asked(&knobs, resp)
 }
 
 async fn follow_up(
@@ -262,7 +265,7 @@ async fn follow_up(
         None if method == axum::http::Method::POST && eve_mode(&shared) => {
             match admit(&shared, &headers) {
                 Err(resp) => eve::eveify(resp).await,
-                Ok(_) => crate::auth::eve_session_not_found(),
+                Ok(_) => crate::errors::eve_session_not_found(),
             }
         }
         _ => no_such_endpoint(&uri),
@@ -347,7 +350,7 @@ pub fn check_message(text: &str) -> bool {
 }
 
 async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Body) -> Response {
-    let protocol = shared.faults.mission_protocol();
+    let protocol = shared.knobs.get(|k| k.mission_protocol);
     if protocol != MissionProtocol::Legacy {
         return eve::create(shared.clone(), protocol, headers, body).await;
     }
@@ -410,7 +413,7 @@ async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bod
         budget_type: mission.budget_type,
         budget_cents: mission.budget_cents,
         objective: mission.objective,
-        seed: shared.faults.next_mission_seed(),
+        seed: shared.knobs.next_mission_seed(),
         pace_ms,
         events,
         session_id: id.clone(),
@@ -440,7 +443,7 @@ async fn create(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bod
     let session = Arc::new(Session::new(meta, Vec::new(), None, file));
     missions.lock().insert(id, session.clone());
     missions.spawn_runner(&tokio::runtime::Handle::current(), session);
-    let status = shared.faults.success_status(StatusCode::CREATED);
+    let status = shared.knobs.get(|k| k.success_status(StatusCode::CREATED));
     (status, axum::Json(reply)).into_response()
 }
 
@@ -502,16 +505,16 @@ async fn stream_session(
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
-    let faults = shared.missions.faults.clone();
+    let knobs = shared.missions.knobs.clone();
     let resp = serve_stream(shared, id, headers, uri).await;
-    cut_as_asked(&faults, resp)
+    cut_as_asked(&knobs, resp)
 }
 
 /// A stream answer as the `streamContentLength` knob asks: every 200 cut, and counted.
-fn cut_as_asked(faults: &Faults, resp: Response) -> Response {
-    match faults.stream_content_length() {
+fn cut_as_asked(knobs: &Handle, resp: Response) -> Response {
+    match knobs.get(|k| k.stream_content_length()) {
         Some(n) if resp.status() == StatusCode::OK => {
-            faults.count_cut();
+            knobs.count_cut();
             declare_length(resp, n)
         }
         _ => resp,
@@ -548,14 +551,14 @@ async fn serve_stream(shared: Arc<Shared>, id: String, headers: HeaderMap, uri: 
     if eve_mode(&shared) && shared.missions.get(&id).is_none() {
         return match admit(&shared, &headers) {
             Err(resp) => eve::eveify(resp).await,
-            Ok(_) => crate::auth::eve_session_not_found(),
+            Ok(_) => crate::errors::eve_session_not_found(),
         };
     }
     if let Err(resp) = admit(&shared, &headers) {
         return resp;
     }
-    let faults = &shared.missions.faults;
-    if let Some(retry_after) = faults.take_stream_429() {
+    let knobs = &shared.missions.knobs;
+    if let Some(retry_after) = knobs.take_stream_429() {
         return rate_limited_with(retry_after);
     }
     let Some(session) = shared.missions.get(&id) else {
@@ -565,7 +568,7 @@ async fn serve_stream(shared: Arc<Shared>, id: String, headers: HeaderMap, uri: 
         Ok(n) => n,
         Err(resp) => return *resp,
     };
-    if faults.done_status_204() {
+    if knobs.get(|k| k.done_status_204) {
         let over = {
             let st = session.lock();
             st.status != Status::Active
@@ -579,7 +582,7 @@ async fn serve_stream(shared: Arc<Shared>, id: String, headers: HeaderMap, uri: 
     stream::response(
         session,
         after,
-        faults.clone(),
+        knobs.clone(),
         shared.missions.stop.subscribe(),
     )
 }

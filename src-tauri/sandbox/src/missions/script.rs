@@ -23,13 +23,6 @@ const SPEND_CAP_PERCENT: u64 = 90;
 
 pub use crate::rng::Rng;
 
-/// FNV-1a: the seed a session id stands for, stable across runs and versions.
-pub fn seed_from(id: &str) -> u64 {
-    id.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
 /// The turn id of a session's (only) turn.
 pub fn turn_id(seed: u64) -> String {
     format!(
@@ -716,6 +709,7 @@ fn abbreviate(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rng::seed_from;
 
     const OBJECTIVE: &str = "How does urban heat exposure affect hospital admissions among older adults in European cities?";
 

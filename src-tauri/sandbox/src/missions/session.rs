@@ -11,7 +11,7 @@
 //! restart when the old sandbox's runner has not yet noticed it is stopping.
 
 use super::script::{self, Script};
-use crate::Pace;
+use crate::config::Pace;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::fs::{File, OpenOptions};

@@ -9,7 +9,7 @@
 use super::ending::{End, queued_or_end};
 use super::session::{Event, Session, Status};
 use crate::knobs::Cut;
-use crate::{EventIds, Faults};
+use crate::knobs::{EventIds, Handle};
 use axum::body::Body;
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
@@ -32,7 +32,7 @@ struct Streamer {
     pending: VecDeque<Bytes>,
     sent: u64,
     drop_after: Option<u64>,
-    faults: Faults,
+    knobs: Handle,
     end: End,
     /// Set when the sandbox stops: open streams end so shutdown need not wait for them.
     stop: watch::Receiver<bool>,
@@ -47,7 +47,7 @@ struct Streamer {
 
 impl Streamer {
     fn push(&mut self, frame: String) {
-        self.pending.extend(self.faults.shape_frame(frame));
+        self.pending.extend(self.knobs.shape_frame(frame));
     }
 
     fn push_event(&mut self, event: &Event) {
@@ -58,13 +58,13 @@ impl Streamer {
     /// Sends the start of `event`'s frame, as far as the cut says, and ends the connection.
     fn push_cut(&mut self, event: &Event, cut: Cut) {
         let frame = self.frame(event);
-        let bytes: Vec<u8> = self.faults.shape_frame(frame).concat();
+        let bytes: Vec<u8> = self.knobs.shape_frame(frame).concat();
         let at = cut.offset(&bytes);
         if at > 0 {
             self.pending.push_back(Bytes::copy_from_slice(&bytes[..at]));
         }
         self.end = End::Cut;
-        self.faults.count_cut();
+        self.knobs.count_cut();
     }
 
     fn frame(&self, event: &Event) -> String {
@@ -132,7 +132,7 @@ pub fn decode_opaque(seed: u64, id: &str) -> Option<u64> {
 pub fn response(
     session: Arc<Session>,
     after: u64,
-    faults: Faults,
+    knobs: Handle,
     stop: watch::Receiver<bool>,
 ) -> Response {
     let grown = session.grown.subscribe();
@@ -142,14 +142,14 @@ pub fn response(
         next: usize::try_from(after).unwrap_or(usize::MAX),
         pending: VecDeque::new(),
         sent: 0,
-        drop_after: faults.drop_stream_after(),
+        drop_after: knobs.get(|k| k.drop_stream_after()),
         end: End::No,
         stop,
-        ids: faults.event_ids(),
-        completion: faults.completion_event(),
-        silence: faults.silence(),
-        cut: faults.take_cut(),
-        faults,
+        ids: knobs.get(|k| k.event_ids),
+        completion: knobs.get(|k| k.completion_event.clone()),
+        silence: knobs.get(|k| k.silence()),
+        cut: knobs.take_cut(),
+        knobs,
     };
     streamer.push("retry: 1000\n\n".to_owned());
     let body = Body::from_stream(futures_util::stream::unfold(streamer, step));

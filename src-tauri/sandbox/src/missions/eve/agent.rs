@@ -9,8 +9,8 @@
 //! it, the turn asks once per session with a `session-limit` request (`continue` /
 //! `stop`).
 
+use crate::knobs::{HeldShape, MissionProtocol};
 use crate::missions::script::{Rng, phrases};
-use crate::{HeldShape, MissionProtocol};
 use serde_json::{Value, json};
 
 mod asks;

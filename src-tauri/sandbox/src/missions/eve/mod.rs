@@ -35,10 +35,12 @@ pub mod agent;
 pub(crate) mod sign_in;
 pub mod wire;
 
-use crate::auth::{admit, eve_error, eve_session_not_found};
+use crate::Shared;
+use crate::auth::admit;
 use crate::body::read_limited;
+use crate::errors::{eve_error, eve_session_not_found};
+use crate::knobs::MissionProtocol;
 use crate::missions::session::{Gaps, MAX_CATCH_UP, random_u64};
-use crate::{MissionProtocol, Shared};
 use agent::{After, Agent, Ev, Open};
 use axum::body::Body;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
@@ -216,7 +218,7 @@ impl St {
     fn fresh(meta: &Meta, proto: MissionProtocol) -> Self {
         let seed = meta
             .seed
-            .unwrap_or_else(|| super::script::seed_from(&meta.session_id));
+            .unwrap_or_else(|| crate::rng::seed_from(&meta.session_id));
         let agent = Agent::new(
             proto,
             seed,
@@ -233,7 +235,7 @@ impl St {
         .spending_to(meta.spend_percent)
         .child_stream_via(meta.child_via_parent.then_some(meta.session_id.as_str()))
         .holding(
-            crate::HeldShape::from_u64(meta.held_shape),
+            crate::knobs::HeldShape::from_u64(meta.held_shape),
             meta.background_task,
             meta.task_result,
         );
@@ -445,7 +447,7 @@ fn child_session(
         task_result: false,
         spend_percent: None,
         // The parent's seed and the child's task: the same run delegates the same way.
-        seed: Some(super::script::seed_from(&format!("{}:{}", st.seed, d.task))),
+        seed: Some(crate::rng::seed_from(&format!("{}:{}", st.seed, d.task))),
     };
     EveSession {
         id: d.session_id.clone(),
@@ -733,27 +735,27 @@ pub async fn create(
         task_mode,
         delivery: format!("dlv_{:016x}", random_u64()),
         token: new_token(),
-        transition: proto == MissionProtocol::Eve27 && shared.faults.v27_transition(),
+        transition: proto == MissionProtocol::Eve27 && shared.knobs.get(|k| k.v27_transition),
         reply_deltas,
-        delegate: shared.faults.delegate(),
-        model_failure: shared.faults.model_failure(),
-        queue_replies: shared.faults.queue_replies(),
-        delegation_pause: shared.faults.delegation_pause(),
-        id_tokens: proto == MissionProtocol::EveB && shared.faults.session_id_tokens(),
-        child_via_parent: shared.faults.child_route() == crate::ChildRoute::Parent,
+        delegate: shared.knobs.get(|k| k.delegate),
+        model_failure: shared.knobs.get(|k| k.model_failure),
+        queue_replies: shared.knobs.get(|k| k.queue_replies),
+        delegation_pause: shared.knobs.get(|k| k.delegation_pause),
+        id_tokens: proto == MissionProtocol::EveB && shared.knobs.get(|k| k.session_id_tokens),
+        child_via_parent: shared.knobs.get(|k| k.child_route) == crate::knobs::ChildRoute::Parent,
         sub_agent: false,
         asks: agent::AskKnobs {
-            approval: shared.faults.approval(),
-            sign_in: shared.faults.sign_in(),
-            superseded: shared.faults.sign_in_superseded(),
+            approval: shared.knobs.get(|k| k.approval),
+            sign_in: shared.knobs.get(|k| k.sign_in),
+            superseded: shared.knobs.get(|k| k.sign_in_superseded),
             link_base: format!("{}/_sandbox/sign-in/{id}", origin(&headers)),
         },
-        held_shape: shared.faults.held_shape() as u64,
-        background_task: shared.faults.background_task(),
-        agent_file: proto == MissionProtocol::Eve27 && shared.faults.agent_file(),
-        task_result: shared.faults.task_result(),
-        spend_percent: shared.faults.spend_percent(),
-        seed: Some(shared.faults.next_mission_seed()),
+        held_shape: shared.knobs.get(|k| k.held_shape) as u64,
+        background_task: shared.knobs.get(|k| k.background_task),
+        agent_file: proto == MissionProtocol::Eve27 && shared.knobs.get(|k| k.agent_file),
+        task_result: shared.knobs.get(|k| k.task_result),
+        spend_percent: shared.knobs.get(|k| k.spend_percent),
+        seed: Some(shared.knobs.next_mission_seed()),
     };
     let mut st = St::fresh(&meta, proto);
     if let Some(dir) = &shared.missions.dir {
@@ -804,7 +806,7 @@ pub async fn create(
 fn spawn_runner(
     runtime: &tokio::runtime::Handle,
     session: Arc<EveSession>,
-    pace: crate::Pace,
+    pace: crate::config::Pace,
     pace_ms: Option<u64>,
     stop: &watch::Sender<bool>,
 ) {
@@ -909,7 +911,7 @@ pub fn load(path: &Path) -> std::io::Result<Option<EveSession>> {
 pub fn load_all(
     dir: &Path,
     sessions: &EveSessions,
-    pace: crate::Pace,
+    pace: crate::config::Pace,
     stop: &watch::Sender<bool>,
 ) -> std::io::Result<()> {
     let mut paths: Vec<_> = std::fs::read_dir(dir)?
@@ -949,7 +951,7 @@ pub fn load_all(
 /// Plays a session's queued events at its pace, for as long as the sandbox runs.
 async fn run(
     session: Arc<EveSession>,
-    pace: crate::Pace,
+    pace: crate::config::Pace,
     pace_ms: Option<u64>,
     mut stop: watch::Receiver<bool>,
 ) {
@@ -1056,7 +1058,7 @@ async fn run(
 /// [`run`] for a child, boxed: a runner starting runners is a recursive future.
 fn run_child(
     child: Arc<EveSession>,
-    pace: crate::Pace,
+    pace: crate::config::Pace,
     pace_ms: Option<u64>,
     stop: watch::Receiver<bool>,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> {
@@ -1080,11 +1082,11 @@ pub async fn stream(
     if let Err(resp) = admit(&shared, &headers) {
         return eveify(resp).await;
     }
-    if shared.faults.stranded() {
+    if shared.knobs.get(|k| k.stranded) {
         return stranded();
     }
     if session.child_of.is_some() {
-        let served = shared.faults.child_route().serves_own();
+        let served = shared.knobs.get(|k| k.child_route).serves_own();
         session.log_child_request(false, served);
         if !served {
             return eve_session_not_found();
@@ -1115,7 +1117,7 @@ pub async fn child_stream(
     }) else {
         return not_found();
     };
-    let served = shared.faults.child_route().serves_parent();
+    let served = shared.knobs.get(|k| k.child_route).serves_parent();
     found.log_child_request(true, served);
     if !served {
         return not_found();
@@ -1147,11 +1149,11 @@ fn serve(shared: Arc<Shared>, session: Arc<EveSession>, uri: Uri) -> Response {
             start_index,
             include_tail_index,
         });
-    let faults = &shared.faults;
-    if faults.take_stream_404() {
+    let knobs = &shared.knobs;
+    if knobs.take(|k| &mut k.stream_404) {
         return eve_session_not_found();
     }
-    if faults.history_expired() {
+    if knobs.get(|k| k.history_expired) {
         // eve 0.79.1 and later, once a session's history is past its retention.
         return eve_error(
             StatusCode::GONE,
@@ -1160,7 +1162,7 @@ fn serve(shared: Arc<Shared>, session: Arc<EveSession>, uri: Uri) -> Response {
         );
     }
     let len = session.lock().records.len() as i64;
-    let wanted = if faults.ignore_start_index() {
+    let wanted = if knobs.get(|k| k.ignore_start_index) {
         0
     } else {
         start_index.unwrap_or(0)
@@ -1175,13 +1177,13 @@ fn serve(shared: Arc<Shared>, session: Arc<EveSession>, uri: Uri) -> Response {
         start = len;
         position = Some(len as usize);
     }
-    let tail = (include_tail_index && !faults.no_tail_index()).then_some(len - 1);
+    let tail = (include_tail_index && !knobs.get(|k| k.no_tail_index)).then_some(len - 1);
     wire::response(
         session,
         usize::try_from(start).unwrap_or(usize::MAX),
         tail,
         position,
-        faults.clone(),
+        knobs.clone(),
         shared.missions.stop.subscribe(),
     )
 }
@@ -1374,7 +1376,7 @@ pub async fn follow_up(
         Err(resp) => return resp,
     };
     session.posted("", &body);
-    if shared.faults.stranded() {
+    if shared.knobs.get(|k| k.stranded) {
         return stranded();
     }
     let token = body.get("continuationToken");
@@ -1423,7 +1425,7 @@ pub async fn follow_up(
             Some(_) => {}
         }
     }
-    if shared.faults.take_not_ready() {
+    if shared.knobs.take(|k| &mut k.not_ready) {
         return eve_error(
             StatusCode::CONFLICT,
             "The session is not ready for a follow-up yet; retry shortly.",
@@ -1503,7 +1505,7 @@ pub async fn follow_up(
         ),
     };
     let reply = with_session_header(reply.into_response(), &session.id);
-    if shared.faults.take_cut_answer() {
+    if shared.knobs.take(|k| &mut k.cut_answers) {
         return cut_answer(reply).await;
     }
     reply

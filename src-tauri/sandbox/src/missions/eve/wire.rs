@@ -4,9 +4,9 @@
 use super::agent::Ev;
 use super::{EveSession, Rec};
 use crate::knobs::Cut;
+use crate::knobs::{Handle, MissionProtocol};
 use crate::missions::ending::{End, queued_or_end};
 use crate::missions::session::{now_ms, random_u64, rfc3339};
-use crate::{Faults, MissionProtocol};
 use axum::body::Body;
 use axum::http::{HeaderValue, header};
 use axum::response::Response;
@@ -586,7 +586,7 @@ struct Streamer {
     sent: u64,
     drop_after: Option<u64>,
     cut: Option<Cut>,
-    faults: Faults,
+    knobs: Handle,
     end: End,
     stop: watch::Receiver<bool>,
     lease_until: Option<Instant>,
@@ -599,7 +599,7 @@ impl Streamer {
     }
 
     fn push(&mut self, line: String) {
-        self.pending.extend(self.faults.shape_frame(line));
+        self.pending.extend(self.knobs.shape_frame(line));
         self.last_write = Instant::now();
     }
 
@@ -632,13 +632,13 @@ pub fn response(
     start: usize,
     tail: Option<i64>,
     position: Option<usize>,
-    faults: Faults,
+    knobs: Handle,
     stop: watch::Receiver<bool>,
 ) -> Response {
     let proto = session.proto;
     let lease = match proto {
         MissionProtocol::EveA => None,
-        _ => faults.lease(),
+        _ => knobs.get(|k| k.lease()),
     };
     let mut s = Streamer {
         grown: session.grown.subscribe(),
@@ -646,9 +646,9 @@ pub fn response(
         next: start,
         pending: VecDeque::new(),
         sent: 0,
-        drop_after: faults.drop_stream_after(),
-        cut: faults.take_cut(),
-        faults,
+        drop_after: knobs.get(|k| k.drop_stream_after()),
+        cut: knobs.take_cut(),
+        knobs,
         end: End::No,
         stop,
         lease_until: lease.map(|l| Instant::now() + l),
@@ -714,13 +714,13 @@ async fn step(mut s: Streamer) -> Option<(Result<Bytes, std::io::Error>, Streame
             for rec in &batch {
                 let line = format!("{}\n", rec.line);
                 if let Some(cut) = s.cut.filter(|c| c.after_events == s.sent) {
-                    let bytes: Vec<u8> = s.faults.shape_frame(line).concat();
+                    let bytes: Vec<u8> = s.knobs.shape_frame(line).concat();
                     let at = cut.offset(&bytes);
                     if at > 0 {
                         s.pending.push_back(Bytes::copy_from_slice(&bytes[..at]));
                     }
                     s.end = End::Cut;
-                    s.faults.count_cut();
+                    s.knobs.count_cut();
                     break;
                 }
                 s.push(line);

@@ -6,7 +6,7 @@
 //! {attempt}`), and visiting it is the browser's callback, after which the turn goes on.
 
 use super::{After, Agent, Ev, Open};
-use crate::MissionProtocol;
+use crate::knobs::MissionProtocol;
 use crate::missions::session::{now_ms, random_u64, rfc3339};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

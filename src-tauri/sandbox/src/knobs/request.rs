@@ -1,0 +1,86 @@
+//! A faults request (`POST /_sandbox/faults`, served by `crate::admin`) applied to the
+//! knobs: the body is a JSON object of [`Knobs`] fields by their names; fields left out
+//! stay as they are, and `"clear": true` (applied first) goes back to what the sandbox
+//! started with. The whole request is checked before anything changes: an unknown
+//! field, a value of the wrong kind or out of range is refused naming the field, and
+//! changes nothing.
+
+use super::{Handle, Knobs};
+use serde_json::{Map, Value};
+
+/// Knobs that go with another: given alone, refused; the other given without it, it goes
+/// back to its value here.
+fn companions() -> [(&'static str, &'static str, Value); 2] {
+    [
+        ("stream429", "stream429RetryAfter", Value::Null),
+        ("silenceMs", "silenceAfter", Value::from(0)),
+    ]
+}
+
+impl Handle {
+    /// Applies a faults request: every field checked, then all of them at once.
+    pub fn change(&self, mut request: Map<String, Value>) -> Result<(), (String, String)> {
+        let clear = match request.remove("clear") {
+            None | Some(Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(_) => return Err(("clear".into(), "clear is true or false.".into())),
+        };
+        for (leader, companion, reset) in companions() {
+            match (
+                request.contains_key(leader),
+                request.contains_key(companion),
+            ) {
+                (false, true) => {
+                    return Err((companion.into(), format!("{companion} needs {leader}.")));
+                }
+                (true, false) => {
+                    request.insert(companion.into(), reset);
+                }
+                _ => {}
+            }
+        }
+        let mut merged = {
+            let now = self.knobs();
+            let base = if clear {
+                Knobs {
+                    mission_seed: now.mission_seed,
+                    ..self.0.defaults.clone()
+                }
+            } else {
+                now
+            };
+            match serde_json::to_value(base) {
+                Ok(Value::Object(m)) => m,
+                _ => unreachable!("knobs serialize to an object"),
+            }
+        };
+        for (field, value) in &request {
+            if !merged.contains_key(field) {
+                return Err((field.clone(), format!("{field} is not a knob.")));
+            }
+            merged.insert(field.clone(), value.clone());
+        }
+        let knobs: Knobs = serde_json::from_value(Value::Object(merged))
+            .map_err(|e| at_fault(&request, &e.to_string()))?;
+        knobs.check().map_err(|(f, m)| (f.to_owned(), m))?;
+        let reseeded = request.contains_key("missionSeed");
+        self.set(|k| *k = knobs);
+        if reseeded {
+            self.0
+                .missions_seeded
+                .store(0, std::sync::atomic::Ordering::SeqCst);
+        }
+        Ok(())
+    }
+}
+
+/// The field a refused request is refused for: the first that fails on its own.
+fn at_fault(request: &Map<String, Value>, whole: &str) -> (String, String) {
+    for (field, value) in request {
+        let alone = Value::Object(Map::from_iter([(field.clone(), value.clone())]));
+        if let Err(e) = serde_json::from_value::<Knobs>(alone) {
+            return (field.clone(), format!("{field}: {e}."));
+        }
+    }
+    ("".into(), format!("Not a fault request: {whole}."))
+}
