@@ -578,61 +578,7 @@ pub(crate) fn cite(
 
     if !refs.is_empty() {
         match refs_at {
-            Some(si) => {
-                let s = &slides[si];
-                let t = &s.tree;
-                let last = s.paras.iter().rev().find(|p| p.style != Some("Title"));
-                match last {
-                    Some(p) => {
-                        let px = t.elems[p.elem].prefix().to_owned();
-                        let ppr = t.child(p.elem, Ns::A, "pPr").map_or("", |x| t.raw(x));
-                        let rpr = p
-                            .segs
-                            .iter()
-                            .rev()
-                            .find(|g| g.t.is_some())
-                            .map(|g| run_props(t, g.holder))
-                            .unwrap_or_default();
-                        let block: String = refs
-                            .iter()
-                            .map(|r| {
-                                format!(
-                                    "<{px}p>{ppr}<{px}r>{rpr}<{px}t>{}</{px}t></{px}r></{px}p>",
-                                    escape_text(r)
-                                )
-                            })
-                            .collect();
-                        edits[si].push(Edit::insert(t.elems[p.elem].end, block));
-                    }
-                    None => {
-                        let tree_el = t
-                            .elems
-                            .iter()
-                            .position(|e| e.is(Ns::P, "spTree"))
-                            .ok_or_else(|| {
-                                EngineError::Corrupt("A slide has no shape tree.".into())
-                            })?;
-                        let max_id = t
-                            .elems
-                            .iter()
-                            .filter(|e| e.is(Ns::P, "cNvPr"))
-                            .filter_map(|e| {
-                                e.attr(Ns::None, "id").and_then(|v| v.parse::<u32>().ok())
-                            })
-                            .max()
-                            .unwrap_or(1);
-                        let p_px = t.elems[tree_el].prefix().to_owned();
-                        let (a_px, decl) = match t.prefix_for(tree_el, Ns::A) {
-                            Some(p) => (p, String::new()),
-                            None => ("a:".to_owned(), format!(" xmlns:a=\"{NS_A}\"")),
-                        };
-                        edits[si].push(Edit::insert(
-                            t.elems[tree_el].end_start,
-                            textbox(max_id + 1, &g, refs, &p_px, &a_px, &decl),
-                        ));
-                    }
-                }
-            }
+            Some(si) => edits[si].push(refs_on_slide(&slides[si], &g, refs)?),
             None => add_slide(
                 &mut pkg,
                 &deck,
@@ -682,6 +628,60 @@ pub(crate) fn cite(
     }
     let bytes = pkg.rewrite(changed, added)?;
     Ok(Cited { bytes, stats: st })
+}
+
+/// The references added to the deck's own references slide: as paragraphs after its
+/// last entry, in that entry's look, or in a text box of their own when the slide has
+/// only a title.
+fn refs_on_slide(s: &LoadedSlide<'_>, g: &Geometry, refs: &[String]) -> Result<Edit, EngineError> {
+    let t = &s.tree;
+    let last = s.paras.iter().rev().find(|p| p.style != Some("Title"));
+    match last {
+        Some(p) => {
+            let px = t.elems[p.elem].prefix().to_owned();
+            let ppr = t.child(p.elem, Ns::A, "pPr").map_or("", |x| t.raw(x));
+            let rpr = p
+                .segs
+                .iter()
+                .rev()
+                .find(|g| g.t.is_some())
+                .map(|g| run_props(t, g.holder))
+                .unwrap_or_default();
+            let block: String = refs
+                .iter()
+                .map(|r| {
+                    format!(
+                        "<{px}p>{ppr}<{px}r>{rpr}<{px}t>{}</{px}t></{px}r></{px}p>",
+                        escape_text(r)
+                    )
+                })
+                .collect();
+            Ok(Edit::insert(t.elems[p.elem].end, block))
+        }
+        None => {
+            let tree_el = t
+                .elems
+                .iter()
+                .position(|e| e.is(Ns::P, "spTree"))
+                .ok_or_else(|| EngineError::Corrupt("A slide has no shape tree.".into()))?;
+            let max_id = t
+                .elems
+                .iter()
+                .filter(|e| e.is(Ns::P, "cNvPr"))
+                .filter_map(|e| e.attr(Ns::None, "id").and_then(|v| v.parse::<u32>().ok()))
+                .max()
+                .unwrap_or(1);
+            let p_px = t.elems[tree_el].prefix().to_owned();
+            let (a_px, decl) = match t.prefix_for(tree_el, Ns::A) {
+                Some(p) => (p, String::new()),
+                None => ("a:".to_owned(), format!(" xmlns:a=\"{NS_A}\"")),
+            };
+            Ok(Edit::insert(
+                t.elems[tree_el].end_start,
+                textbox(max_id + 1, g, refs, &p_px, &a_px, &decl),
+            ))
+        }
+    }
 }
 
 /// Each slide's notes part (name and source), if it has one.

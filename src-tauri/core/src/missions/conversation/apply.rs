@@ -28,6 +28,47 @@ impl Conversation {
 
     fn take(&mut self, fact: &Fact, seq: u64) {
         match fact {
+            Fact::TurnStarted
+            | Fact::TurnEnded { .. }
+            | Fact::TurnHeld { .. }
+            | Fact::TurnResumed
+            | Fact::Waiting { .. }
+            | Fact::SessionEnded { .. }
+            | Fact::TaskResult { .. }
+            | Fact::Spent { .. }
+            | Fact::SpendReported { .. } => self.take_turn(fact, seq),
+            Fact::UserMessage { .. }
+            | Fact::FileMade { .. }
+            | Fact::Delta { .. }
+            | Fact::PartCompleted { .. }
+            | Fact::StepFailed { .. } => self.take_content(fact, seq),
+            Fact::CallRequested { .. }
+            | Fact::CallInput { .. }
+            | Fact::CallSettled { .. }
+            | Fact::TaskStarted { .. }
+            | Fact::TaskSettled { .. }
+            | Fact::ChildStarted { .. }
+            | Fact::ChildEnded { .. } => self.take_work(fact, seq),
+            Fact::RequestOpened { .. }
+            | Fact::ResponseSubmitted { .. }
+            | Fact::ResponseSettled { .. }
+            | Fact::RequestSettled { .. }
+            | Fact::SignInOpened { .. }
+            | Fact::SignInSettled { .. } => self.take_request(fact, seq),
+            Fact::Plan { .. }
+            | Fact::Searched { .. }
+            | Fact::SourceFound { .. }
+            | Fact::Evidence { .. }
+            | Fact::FindingVerified { .. }
+            | Fact::Report { .. } => self.seeds(fact, seq),
+            // Which turn took a reply: the watch's concern, not the conversation's.
+            Fact::DeliveryTaken { .. } => {}
+        }
+    }
+
+    /// A turn's start, hold and end, the session's end, and what the mission spent.
+    fn take_turn(&mut self, fact: &Fact, seq: u64) {
+        match fact {
             Fact::TurnStarted => {
                 self.progress.held_on = None;
                 self.turn_started(seq);
@@ -81,6 +122,24 @@ impl Conversation {
                 });
                 self.push(ItemKind::Result, text, seq);
             }
+            Fact::Spent { usd } => {
+                self.progress.spent_micros = self
+                    .progress
+                    .spent_micros
+                    .saturating_add((usd * 1e6).round() as u64);
+            }
+            Fact::SpendReported { usd } => {
+                self.progress.reported_usd = Some(*usd);
+                self.progress.micros_at_report = self.progress.spent_micros;
+            }
+
+            _ => {}
+        }
+    }
+
+    /// What the person and the agent wrote: messages, their parts as they stream, files.
+    fn take_content(&mut self, fact: &Fact, seq: u64) {
+        match fact {
             Fact::UserMessage { text, files } => {
                 let at = self.push(ItemKind::User, text.clone(), seq);
                 self.items[at as usize].files = files.clone();
@@ -112,6 +171,17 @@ impl Conversation {
                 self.take_key(part);
                 self.finish(at, whole.as_deref(), *narration, seq);
             }
+            Fact::StepFailed { message } => {
+                let msg = message.clone().unwrap_or("A step failed.".into());
+                self.push(ItemKind::Failure, msg, seq);
+            }
+            _ => {}
+        }
+    }
+
+    /// The agent's work: calls, the tasks they start, the sub-agents they hand work to.
+    fn take_work(&mut self, fact: &Fact, seq: u64) {
+        match fact {
             Fact::CallRequested { call, name, input } => {
                 self.open_step(format!("call:{call}"), "tool", name, input.as_ref(), seq);
             }
@@ -199,16 +269,13 @@ impl Conversation {
                     self.settle_step(at, "completed", output.as_ref(), None, seq);
                 }
             }
-            Fact::Spent { usd } => {
-                self.progress.spent_micros = self
-                    .progress
-                    .spent_micros
-                    .saturating_add((usd * 1e6).round() as u64);
-            }
-            Fact::StepFailed { message } => {
-                let msg = message.clone().unwrap_or("A step failed.".into());
-                self.push(ItemKind::Failure, msg, seq);
-            }
+            _ => {}
+        }
+    }
+
+    /// What the agent asked the person (questions, approvals, sign-ins) and the answers.
+    fn take_request(&mut self, fact: &Fact, seq: u64) {
+        match fact {
             Fact::RequestOpened(request) => self.ask(request, seq),
             Fact::ResponseSubmitted {
                 response,
@@ -267,18 +334,7 @@ impl Conversation {
                 reason.as_deref(),
                 seq,
             ),
-            Fact::SpendReported { usd } => {
-                self.progress.reported_usd = Some(*usd);
-                self.progress.micros_at_report = self.progress.spent_micros;
-            }
-            Fact::Plan { .. }
-            | Fact::Searched { .. }
-            | Fact::SourceFound { .. }
-            | Fact::Evidence { .. }
-            | Fact::FindingVerified { .. }
-            | Fact::Report { .. } => self.seeds(fact, seq),
-            // Which turn took a reply: the watch's concern, not the conversation's.
-            Fact::DeliveryTaken { .. } => {}
+            _ => {}
         }
     }
 

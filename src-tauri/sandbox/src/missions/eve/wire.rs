@@ -220,8 +220,58 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             ended: false,
         });
     }
-    let facts: Vec<Value> = match ev.kind {
-        "session.started" => vec![fact("session.started", None, json!({"runtime": d["runtime"]}))],
+    let step = match ev.kind {
+        "session.started" | "turn.started" | "message.received" | "turn.completed"
+        | "turn.cancelled" | "session.completed" | "session.failed" => v27_turn(state, ev),
+        "step.started"
+        | "reasoning.appended"
+        | "message.appended"
+        | "reasoning.completed"
+        | "message.completed"
+        | "step.completed"
+        | "usage.recorded" => v27_model(state, ev),
+        "actions.requested"
+        | "action.input.appended"
+        | "v27.facts"
+        | "action.result"
+        | "agent.started" => v27_call(state, ev),
+        "input.requested" | "input.resolved" | "answer.refused" => v27_interaction(state, ev),
+        _ => Step27::Skip,
+    };
+    let facts = match step {
+        Step27::Facts(facts) => facts,
+        Step27::Progress(ty, data) => return progress(ty, data),
+        Step27::Line(rec) => return Some(rec),
+        Step27::Skip => return None,
+    };
+    let ended = matches!(ev.kind, "session.completed" | "session.failed");
+    Some(Rec {
+        line: json!({"at": rfc3339(now_ms()), "facts": facts}).to_string(),
+        boundary: ended,
+        ended,
+    })
+}
+
+/// What one event becomes in 27: facts for a committed line, a progress record, a line
+/// of its own, or nothing.
+enum Step27 {
+    Facts(Vec<Value>),
+    Progress(&'static str, Value),
+    Line(Rec),
+    Skip,
+}
+
+/// 27's turn and session facts: a turn started, its deliveries admitted and consumed,
+/// settled, the session ended.
+fn v27_turn(state: &mut V27, ev: &Ev) -> Step27 {
+    let d = &ev.data;
+    let turn = d.get("turnId");
+    Step27::Facts(match ev.kind {
+        "session.started" => vec![fact(
+            "session.started",
+            None,
+            json!({"runtime": d["runtime"]}),
+        )],
         "turn.started" => {
             state.reply = None;
             let cause = match &ev.delivery {
@@ -236,7 +286,10 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             )]
         }
         "message.received" => {
-            let id = ev.delivery.clone().unwrap_or_else(|| format!("dlv_{:016x}", random_u64()));
+            let id = ev
+                .delivery
+                .clone()
+                .unwrap_or_else(|| format!("dlv_{:016x}", random_u64()));
             state.deliveries.push(id.clone());
             vec![
                 fact("delivery.admitted", None, json!({"deliveryId": id})),
@@ -247,11 +300,83 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                 ),
             ]
         }
+        "turn.completed" | "turn.cancelled" => {
+            let outcome = if ev.kind == "turn.completed" {
+                "completed"
+            } else {
+                "cancelled"
+            };
+            let mut settled = json!({"turnId": turn, "outcome": outcome});
+            if let (Some(p), "completed") = (&state.reply, outcome) {
+                settled["reply"] = json!([p]);
+            }
+            let mut facts = vec![fact("turn.settled", turn, settled)];
+            for id in state.deliveries.drain(..) {
+                facts.push(fact(
+                    "delivery.settled",
+                    None,
+                    json!({"deliveryId": id, "outcome": "handled", "turnId": turn}),
+                ));
+            }
+            facts
+        }
+        "session.completed" => {
+            vec![fact("session.ended", None, json!({"outcome": "completed"}))]
+        }
+        // eve 1.x ends a session whose model failed for good in one line: the model run
+        // failed, the deliveries failed with the session, the turn cancelled, the session
+        // ended failed.
+        "session.failed" => {
+            let model = fact(
+                "model.settled",
+                turn,
+                json!({"outcome": "failed", "error": ev.data["error"]}),
+            );
+            let mut facts: Vec<Value> = std::iter::once(model)
+                .chain(state.deliveries.drain(..).map(|id| {
+                    fact(
+                        "delivery.settled",
+                        None,
+                        json!({"deliveryId": id, "outcome": "failed", "reason": "session-ended"}),
+                    )
+                }))
+                .collect();
+            facts.push(fact(
+                "turn.settled",
+                turn,
+                json!({"turnId": turn, "outcome": "cancelled"}),
+            ));
+            facts.push(fact(
+                "session.ended",
+                None,
+                json!({"outcome": "failed", "cause": {"turnId": turn}, "error": ev.data["error"]}),
+            ));
+            facts
+        }
+
+        _ => return Step27::Skip,
+    })
+}
+
+/// 27's model facts: a run requested, started and settled, what it wrote (its deltas as
+/// progress), its usage.
+fn v27_model(state: &mut V27, ev: &Ev) -> Step27 {
+    let d = &ev.data;
+    let turn = d.get("turnId");
+    Step27::Facts(match ev.kind {
         "step.started" => {
             let run = run_id(d);
             vec![
-                fact("model.requested", turn, json!({"runId": run, "owner": {"turnId": turn}})),
-                fact("model.started", turn, json!({"runId": run, "modelId": d["modelId"]})),
+                fact(
+                    "model.requested",
+                    turn,
+                    json!({"runId": run, "owner": {"turnId": turn}}),
+                ),
+                fact(
+                    "model.started",
+                    turn,
+                    json!({"runId": run, "modelId": d["modelId"]}),
+                ),
             ]
         }
         "reasoning.appended" | "message.appended" => {
@@ -265,7 +390,7 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             if state.announced.insert(part) {
                 data["kind"] = json!(kind);
             }
-            return progress("content.delta", data);
+            return Step27::Progress("content.delta", data);
         }
         "reasoning.completed" | "message.completed" => {
             let (kind, value) = if ev.kind == "message.completed" {
@@ -299,6 +424,31 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             }
             facts
         }
+        "step.completed" => {
+            let run = run_id(d);
+            vec![
+                fact(
+                    "model.settled",
+                    turn,
+                    json!({"runId": run, "outcome": "completed", "finishReason": d["finishReason"]}),
+                ),
+                fact(
+                    "usage.recorded",
+                    turn,
+                    json!({"owner": {"runId": run}, "kind": "model", "usage": d["usage"]}),
+                ),
+            ]
+        }
+        "usage.recorded" => vec![fact("usage.recorded", turn, d.clone())],
+        _ => return Step27::Skip,
+    })
+}
+
+/// 27's call facts: calls requested, started and settled, a sub-agent handed a task.
+fn v27_call(state: &mut V27, ev: &Ev) -> Step27 {
+    let d = &ev.data;
+    let turn = d.get("turnId");
+    Step27::Facts(match ev.kind {
         "actions.requested" => d["actions"]
             .as_array()
             .into_iter()
@@ -318,7 +468,7 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             if state.announced.insert(call) {
                 data["name"] = d["toolName"].clone();
             }
-            return progress("call.input", data);
+            return Step27::Progress("call.input", data);
         }
         "v27.facts" => d["facts"].as_array().cloned().unwrap_or_default(),
         "action.result" => {
@@ -343,14 +493,13 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                         json!({"turnId": turn, "cause": {"callId": call}}),
                     ));
                 }
-                return Some(line(facts));
+                return Step27::Line(line(facts));
             }
             vec![
                 fact("call.started", turn, json!({"callId": r["callId"]})),
                 fact("call.settled", turn, settled),
             ]
         }
-        "usage.recorded" => vec![fact("usage.recorded", turn, d.clone())],
         "agent.started" => {
             let call = d["callId"].as_str().unwrap_or_default().to_owned();
             state.delegated.insert(call.clone());
@@ -385,21 +534,15 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                 ]
             }
         }
-        "step.completed" => {
-            let run = run_id(d);
-            vec![
-                fact(
-                    "model.settled",
-                    turn,
-                    json!({"runId": run, "outcome": "completed", "finishReason": d["finishReason"]}),
-                ),
-                fact(
-                    "usage.recorded",
-                    turn,
-                    json!({"owner": {"runId": run}, "kind": "model", "usage": d["usage"]}),
-                ),
-            ]
-        }
+        _ => return Step27::Skip,
+    })
+}
+
+/// 27's interaction facts: questions and approvals opened, answered, refused.
+fn v27_interaction(state: &mut V27, ev: &Ev) -> Step27 {
+    let d = &ev.data;
+    let turn = d.get("turnId");
+    Step27::Facts(match ev.kind {
         "input.requested" => {
             let mut facts = Vec::new();
             let mut awaiting = Vec::new();
@@ -429,7 +572,11 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                 ));
                 awaiting.push(json!({"interactionId": r["requestId"]}));
             }
-            facts.push(fact("turn.paused", turn, json!({"turnId": turn, "awaiting": awaiting})));
+            facts.push(fact(
+                "turn.paused",
+                turn,
+                json!({"turnId": turn, "awaiting": awaiting}),
+            ));
             for id in state.deliveries.drain(..) {
                 facts.push(fact(
                     "delivery.settled",
@@ -443,8 +590,15 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
         // (an approval's admitted too), settled `applied`, the interaction settled, the
         // delivery consumed by the held turn, which goes on with no record of its own.
         "input.resolved" => {
-            let delivery = ev.delivery.clone().unwrap_or_else(|| format!("dlv_{:016x}", random_u64()));
-            let mut facts = vec![fact("delivery.admitted", None, json!({"deliveryId": delivery}))];
+            let delivery = ev
+                .delivery
+                .clone()
+                .unwrap_or_else(|| format!("dlv_{:016x}", random_u64()));
+            let mut facts = vec![fact(
+                "delivery.admitted",
+                None,
+                json!({"deliveryId": delivery}),
+            )];
             for r in d["resolutions"].as_array().into_iter().flatten() {
                 let outcome = interaction_outcome(r["outcome"].as_str());
                 if outcome == "withdrawn" {
@@ -464,7 +618,11 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                            "deliveryId": delivery, "value": r["response"]}),
                 ));
                 if r["kind"].as_str().is_some_and(|k| k.ends_with("approval")) {
-                    facts.push(fact("response.admitted", turn, json!({"responseId": response_id})));
+                    facts.push(fact(
+                        "response.admitted",
+                        turn,
+                        json!({"responseId": response_id}),
+                    ));
                 }
                 facts.push(fact(
                     "response.settled",
@@ -485,25 +643,6 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
             ));
             state.deliveries.push(delivery);
             facts
-        }
-        "turn.completed" | "turn.cancelled" => {
-            let outcome = if ev.kind == "turn.completed" { "completed" } else { "cancelled" };
-            let mut settled = json!({"turnId": turn, "outcome": outcome});
-            if let (Some(p), "completed") = (&state.reply, outcome) {
-                settled["reply"] = json!([p]);
-            }
-            let mut facts = vec![fact("turn.settled", turn, settled)];
-            for id in state.deliveries.drain(..) {
-                facts.push(fact(
-                    "delivery.settled",
-                    None,
-                    json!({"deliveryId": id, "outcome": "handled", "turnId": turn}),
-                ));
-            }
-            facts
-        }
-        "session.completed" => {
-            vec![fact("session.ended", None, json!({"outcome": "completed"}))]
         }
         // An answer eve 1.x took and refused: the interaction stays open.
         "answer.refused" => {
@@ -529,43 +668,7 @@ pub fn render_v27(state: &mut V27, ev: &Ev) -> Option<Rec> {
                 ),
             ]
         }
-        // eve 1.x ends a session whose model failed for good in one line: the model run
-        // failed, the deliveries failed with the session, the turn cancelled, the session
-        // ended failed.
-        "session.failed" => {
-            let model = fact(
-                "model.settled",
-                turn,
-                json!({"outcome": "failed", "error": ev.data["error"]}),
-            );
-            let mut facts: Vec<Value> = std::iter::once(model)
-                .chain(state.deliveries.drain(..).map(|id| {
-                    fact(
-                        "delivery.settled",
-                        None,
-                        json!({"deliveryId": id, "outcome": "failed", "reason": "session-ended"}),
-                    )
-                }))
-                .collect();
-            facts.push(fact(
-                "turn.settled",
-                turn,
-                json!({"turnId": turn, "outcome": "cancelled"}),
-            ));
-            facts.push(fact(
-                "session.ended",
-                None,
-                json!({"outcome": "failed", "cause": {"turnId": turn}, "error": ev.data["error"]}),
-            ));
-            facts
-        }
-        _ => return None,
-    };
-    let ended = matches!(ev.kind, "session.completed" | "session.failed");
-    Some(Rec {
-        line: json!({"at": rfc3339(now_ms()), "facts": facts}).to_string(),
-        boundary: ended,
-        ended,
+        _ => return Step27::Skip,
     })
 }
 
