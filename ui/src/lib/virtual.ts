@@ -3,6 +3,8 @@
 // lazily from the first changed item, so appending or measuring near the end of
 // 50 000 items costs next to nothing.
 
+import { forgetOldest } from "./pages";
+
 export class VirtualIndex {
   private heights = new Float64Array(256);
   /** offsets[i] is the top of item i; offsets[count] is the total height. */
@@ -134,4 +136,31 @@ export class Rows<T> {
     this.drawn = kept;
     return out;
   }
+}
+
+/**
+ * Takes the heights a ResizeObserver measured for drawn rows (each row's element
+ * carries `data-seq` and `data-pos`): kept by record in `measured` (the newest `kept`),
+ * and set in `index` where the row still shows that record. True when a height changed.
+ */
+export function takeHeights(
+  entries: ResizeObserverEntry[],
+  measured: Map<number, number>,
+  kept: number,
+  seqAt: (pos: number) => number | undefined,
+  index: VirtualIndex,
+): boolean {
+  let changed = false;
+  for (const entry of entries) {
+    const el = entry.target as HTMLElement;
+    const seq = Number(el.dataset.seq);
+    const pos = Number(el.dataset.pos);
+    const h = el.offsetHeight;
+    if (h === 0) continue;
+    measured.delete(seq);
+    measured.set(seq, h);
+    forgetOldest(measured, kept);
+    if (seqAt(pos) === seq && index.set(pos, h)) changed = true;
+  }
+  return changed;
 }
