@@ -5,9 +5,9 @@
 //! stream connections cut so far, so a soak test outside the process can count its
 //! drops.
 
-use crate::Shared;
 use crate::auth::bearer;
 use crate::errors::{error, error_with};
+use crate::shared::Shared;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::State;

@@ -14,33 +14,22 @@
 //! same key as the session routes, in eve mode only; `noInfoRoute: true` answers 404 there,
 //! as eve releases before the route did.
 
-use crate::Shared;
 use crate::auth::admit;
 use crate::errors::{error, eve_session_not_found};
 use crate::knobs::MissionProtocol;
+use crate::shared::Shared;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, StatusCode, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde_json::json;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// The name the single root agent's info gives.
 pub const ROOT_AGENT: &str = "casebook-sandbox";
 /// The model every agent's info names (the one its steps name).
 const MODEL_ID: &str = "sandbox/research-1";
-
-/// Which agent created each session (multi-agent mode only).
-#[derive(Default)]
-pub struct Owners(Mutex<HashMap<String, String>>);
-
-impl Owners {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, String>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-}
 
 /// The agent a request came in under, for the info route.
 #[derive(Clone)]

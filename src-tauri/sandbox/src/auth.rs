@@ -1,7 +1,7 @@
 //! Bearer keys and rate limits: who may call, and how often.
 
-use crate::Shared;
 use crate::errors::{rate_limited, unauthorized};
+use crate::shared::Shared;
 use axum::http::{HeaderMap, header};
 use axum::response::Response;
 

@@ -7,13 +7,13 @@
 //! notes go to the engine. Error families and the front's body limit are applied
 //! around every citation route, in [`crate::knobs`].
 
-use crate::Shared;
 use crate::auth::admit;
 use crate::body::{read_limited, whole_number};
 use crate::cite_variants::CiteVariants;
 use crate::engine::{self, CiteOptions, EngineError, Kind, Mode, Parsed};
 use crate::errors::{error, error_with};
 use crate::knobs::ParseShape;
+use crate::shared::Shared;
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -23,74 +23,13 @@ use axum::{Json, Router};
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde_json::{Value, json};
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 /// The sandbox's bound on citations per paragraph.
 pub const MAX_CITATIONS: u64 = 5;
-pub(crate) const SESSION_COOKIE: &str = "cb_session";
 /// Who the JSON sign-in signs in as.
 const SANDBOX_EMAIL: &str = "sandbox@casebook.invalid";
-
-/// The sandbox's usage counters (shared by every key) and its signed-in browser
-/// sessions, each with the email it signed in with.
-#[derive(Default)]
-pub struct Accounts {
-    parse_calls: AtomicU64,
-    cite_calls: AtomicU64,
-    sessions: Mutex<HashMap<String, String>>,
-}
-
-impl Accounts {
-    /// Starts a session for `email`; returns the `Set-Cookie` value that carries it.
-    pub(crate) fn open_session(&self, email: &str) -> String {
-        let token = format!("{:016x}{:016x}", rand_u64(), rand_u64());
-        self.sessions
-            .lock()
-            .unwrap()
-            .insert(token.clone(), email.to_owned());
-        // Path=/ so the console at the base URL and the API under /citations both see it.
-        format!("{SESSION_COOKIE}={token}; Path=/; HttpOnly; SameSite=Lax")
-    }
-
-    /// The email of the session the request's cookie names, if it is one.
-    pub(crate) fn signed_in(&self, headers: &HeaderMap) -> Option<String> {
-        let token = headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(';'))
-            .filter_map(|kv| kv.trim().split_once('='))
-            .find(|(k, _)| *k == SESSION_COOKIE)
-            .map(|(_, v)| v.to_owned())?;
-        self.sessions.lock().unwrap().get(&token).cloned()
-    }
-
-    /// Ends the request's session, if any.
-    pub(crate) fn close_session(&self, headers: &HeaderMap) {
-        let mut sessions = self.sessions.lock().unwrap();
-        for v in headers
-            .get_all(header::COOKIE)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-        {
-            for (k, token) in v.split(';').filter_map(|kv| kv.trim().split_once('=')) {
-                if k == SESSION_COOKIE {
-                    sessions.remove(token);
-                }
-            }
-        }
-    }
-
-    pub(crate) fn usage(&self) -> (u64, u64) {
-        (
-            self.parse_calls.load(Ordering::Relaxed),
-            self.cite_calls.load(Ordering::Relaxed),
-        )
-    }
-}
 
 pub fn routes() -> Router<Arc<Shared>> {
     Router::new()
@@ -231,7 +170,11 @@ fn options(body: &Value, doc: &[u8], v: &CiteVariants) -> Result<CiteOptions, Re
             .ok_or_else(|| bad_field("seed", "seed must be a non-negative integer."))?,
     };
     // Unseeded, as real services are: a fresh seed each call, whatever was sent.
-    let seed = if v.unseeded { rand_u64() } else { seed };
+    let seed = if v.unseeded {
+        crate::rng::unpredictable_u64()
+    } else {
+        seed
+    };
     Ok(CiteOptions {
         mode,
         min: min as u32,
@@ -482,17 +425,4 @@ async fn me(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
         "keys": keys,
     }))
     .into_response()
-}
-
-/// Unpredictable enough for a loopback sandbox's session tokens.
-fn rand_u64() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
-    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-    h.write_u128(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_nanos(),
-    );
-    h.finish()
 }

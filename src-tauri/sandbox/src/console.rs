@@ -5,7 +5,7 @@
 //! sign in) whose answer sets the session cookie and redirects back. No scripts, so
 //! it works in any web view and under any content policy.
 
-use crate::Shared;
+use crate::shared::Shared;
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;

@@ -1,6 +1,6 @@
 //! Discovery documents: OpenAPI 3.1, llms.txt, llms-full.txt and a sitemap.
 
-use crate::Shared;
+use crate::shared::Shared;
 use axum::Router;
 use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Response};

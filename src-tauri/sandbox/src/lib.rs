@@ -13,6 +13,7 @@
 // add noise to every handler.
 #![allow(clippy::result_large_err)]
 
+mod accounts;
 mod admin;
 pub mod agents;
 mod auth;
@@ -27,9 +28,11 @@ mod errors;
 pub mod knobs;
 mod missions;
 mod off;
+mod owners;
 mod ratelimit;
 mod rng;
 mod routes;
+mod shared;
 
 pub use cite_variants::{CiteShape, CiteStyle, CiteVariants, ErrorFamily, Placement};
 pub use knobs::{ChildRoute, EventIds, Failure, HeldShape, Knobs, MissionProtocol, ParseShape};
@@ -39,7 +42,7 @@ pub use missions::{ChildStreamRequest, StreamRequest};
 #[doc(hidden)]
 pub mod fuzzing {
     pub use crate::citations::check_request;
-    pub use crate::missions::check_message;
+    pub use crate::missions::routes::check_message;
 }
 
 pub use config::{DEMO_KEY, Pace, SandboxConfig};
@@ -50,24 +53,12 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::sync::oneshot;
 
-/// What every handler can reach. It holds each service's state, so it sits at the root
-/// until that state sits apart from the service's routes (they take it as theirs).
-pub(crate) struct Shared {
-    pub keys: Vec<String>,
-    pub limiter: ratelimit::Limiter,
-    pub knobs: knobs::Handle,
-    pub citations: citations::Accounts,
-    pub missions: missions::Missions,
-    /// Which agent created each session, when the deployment has several.
-    pub owners: agents::Owners,
-}
-
 /// A sandbox serving in the background. Dropping it stops the server.
 pub struct RunningSandbox {
     base_url: String,
     addr: SocketAddr,
     keys: Vec<String>,
-    shared: Arc<Shared>,
+    shared: Arc<shared::Shared>,
     shutdown: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
 }
@@ -153,12 +144,12 @@ pub async fn start(config: SandboxConfig) -> std::io::Result<RunningSandbox> {
         citations: config.citations,
         ..Knobs::default()
     });
-    let shared = Arc::new(Shared {
+    let shared = Arc::new(shared::Shared {
         keys: keys.clone(),
         limiter: ratelimit::Limiter::new(config.rate_limit),
         knobs: knobs.clone(),
-        citations: citations::Accounts::default(),
-        owners: agents::Owners::default(),
+        citations: accounts::Accounts::default(),
+        owners: owners::Owners::default(),
         missions: missions::Missions::open(
             config.data_dir.as_deref(),
             missions::Defaults {

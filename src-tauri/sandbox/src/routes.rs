@@ -1,6 +1,6 @@
 //! The HTTP surface of both services, with request-level faults around it all.
 
-use crate::Shared;
+use crate::shared::Shared;
 use axum::Router;
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ pub fn router(shared: Arc<Shared>) -> Router {
         .merge(crate::citations::routes())
         .merge(crate::console::routes())
         .merge(crate::discovery::routes())
-        .merge(crate::missions::routes())
+        .merge(crate::missions::routes::routes())
         .merge(crate::agents::routes())
         .merge(crate::admin::routes())
         .fallback(not_found)

@@ -2,6 +2,9 @@
 //! lines it stored, the inputs that changed it), loaded and replayed on start.
 
 use super::*;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::Path;
 
 pub(super) fn create_file(dir: &Path, meta: &Meta) -> std::io::Result<File> {
     let path = dir.join(format!("{}.eve.ndjson", meta.session_id));

@@ -32,31 +32,19 @@
 //! times and tokens included), and plays on what the interrupted turn had left.
 
 pub mod agent;
-mod durability;
-mod routes;
+pub(crate) mod durability;
+pub(crate) mod routes;
 pub(crate) mod sign_in;
 pub mod wire;
 
-pub use durability::load_all;
-pub use routes::{cancel, child_stream, create, end, eveify, follow_up, stream};
-
-use crate::Shared;
-use crate::auth::admit;
-use crate::body::read_limited;
-use crate::errors::{eve_error, eve_session_not_found};
 use crate::knobs::MissionProtocol;
 use crate::missions::session::{Gaps, MAX_CATCH_UP, random_u64};
 use agent::{After, Agent, Ev, Open};
-use axum::body::Body;
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
-use axum::response::{IntoResponse, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sign_in::origin;
 use std::collections::{HashMap, VecDeque};
-use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
-use std::path::Path;
+use std::fs::File;
+use std::io::Write;
 use std::sync::{Arc, Mutex};
 use tokio::sync::{Notify, watch};
 

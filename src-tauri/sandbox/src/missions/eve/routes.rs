@@ -2,7 +2,17 @@
 //! error answers and its rules for what a follow-up may carry.
 
 use super::*;
+use crate::auth::admit;
+use crate::body::read_limited;
+use crate::errors::{eve_error, eve_session_not_found};
 use crate::missions::eve::durability::create_file;
+use crate::missions::session::random_u64;
+use crate::shared::Shared;
+use agent::{After, Open};
+use axum::body::Body;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use sign_in::origin;
 
 /// eve's error body.
 /// eve's answer to a stranded session's follow or input, as its server test writes it.

@@ -3,8 +3,8 @@
 //! POST a session received, so a test can show that nothing was POSTed for a sign-in.
 
 use super::{EveSession, Input};
-use crate::Shared;
 use crate::missions::session::random_u64;
+use crate::shared::Shared;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Response};
 use serde_json::{Map, Value, json};
