@@ -5,7 +5,7 @@
 
 mod common;
 
-use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
+use casebook_sandbox::MissionProtocol;
 use common::casebook;
 use std::time::{Duration, Instant};
 
@@ -17,15 +17,7 @@ async fn a_stream_that_always_stops_inside_a_record_never_finishes_the_mission()
         MissionProtocol::EveB,
         MissionProtocol::Eve27,
     ] {
-        let service = casebook_sandbox::start(SandboxConfig {
-            pace: Pace::Instant,
-            mission_pace_ms: Some(0),
-            mission_events: Some(30),
-            mission_protocol: protocol,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        let service = casebook_testsupport::sandbox::missions(protocol, 30).await;
         let (url, key) = (service.base_url().to_owned(), service.key().to_owned());
         let data = tempfile::tempdir().unwrap();
         // Past the SSE `retry:` line and eve's opening records, short of any whole record.

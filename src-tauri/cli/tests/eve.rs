@@ -5,7 +5,7 @@
 
 mod common;
 
-use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
+use casebook_sandbox::MissionProtocol;
 use common::ok;
 use std::process::Output;
 
@@ -28,15 +28,7 @@ async fn a_question_a_reply_and_a_watch_from_elsewhere_in_each_generation() {
         MissionProtocol::EveB,
         MissionProtocol::Eve27,
     ] {
-        let service = casebook_sandbox::start(SandboxConfig {
-            pace: Pace::Instant,
-            mission_pace_ms: Some(0),
-            mission_events: Some(120),
-            mission_protocol: protocol,
-            ..Default::default()
-        })
-        .await
-        .unwrap();
+        let service = casebook_testsupport::sandbox::missions(protocol, 120).await;
         let (url, key) = (service.base_url().to_owned(), service.key().to_owned());
         let data = tempfile::tempdir().unwrap();
         let run = |args: &[&str]| {

@@ -4,23 +4,12 @@
 
 mod common;
 
+use casebook_sandbox::MissionProtocol;
 use casebook_sandbox::knobs::deployment::Deployment;
-use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
+use casebook_testsupport::sandbox::missions;
 use common::{Cli, casebook, ok};
 use std::path::Path;
 use std::process::Output;
-
-async fn sandbox(protocol: MissionProtocol) -> casebook_sandbox::RunningSandbox {
-    casebook_sandbox::start(SandboxConfig {
-        pace: Pace::Instant,
-        mission_pace_ms: Some(0),
-        mission_events: Some(40),
-        mission_protocol: protocol,
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-}
 
 /// `casebook ARGS` with `CASEBOOK_EVE_BASE` set (`None`: unset).
 async fn run_at(cli: &Cli, eve_base: Option<&str>, args: &[&str], data: &Path) -> Output {
@@ -68,7 +57,7 @@ async fn each_agent_path_shape_is_followed_and_a_mission_keeps_the_base_it_start
             "/eve/agents/writer/eve/v1",
         ),
     ] {
-        let service = sandbox(MissionProtocol::EveB).await;
+        let service = missions(MissionProtocol::EveB, 40).await;
         service.knobs().set(|k| {
             k.deployment = Deployment {
                 agents: vec!["researcher".into(), "writer".into()],
@@ -155,7 +144,7 @@ async fn each_agent_path_shape_is_followed_and_a_mission_keeps_the_base_it_start
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_single_root_agent_stays_at_eve_v1_and_a_server_without_an_info_route_is_fine() {
-    let service = sandbox(MissionProtocol::Eve27).await;
+    let service = missions(MissionProtocol::Eve27, 40).await;
     let cli = Cli::new(&service);
     let here = tempfile::tempdir().unwrap();
     let info = json(&ok(
@@ -195,7 +184,7 @@ async fn spend_past_80_percent_warns_and_past_the_budget_says_so_on_every_genera
         MissionProtocol::EveB,
         MissionProtocol::Eve27,
     ] {
-        let service = sandbox(protocol).await;
+        let service = missions(protocol, 40).await;
         let cli = Cli::new(&service);
         let here = tempfile::tempdir().unwrap();
         for (percent, level, words) in [
@@ -233,7 +222,7 @@ async fn spend_past_80_percent_warns_and_past_the_budget_says_so_on_every_genera
 
 #[tokio::test(flavor = "multi_thread")]
 async fn an_expired_history_is_a_state_of_its_own_never_asked_again_and_still_readable() {
-    let service = sandbox(MissionProtocol::EveB).await;
+    let service = missions(MissionProtocol::EveB, 40).await;
     let cli = Cli::new(&service);
     let here = tempfile::tempdir().unwrap();
     let sid = started_id(&ok(&run_at(&cli, None, &START, here.path()).await));
@@ -278,7 +267,7 @@ async fn an_expired_history_is_a_state_of_its_own_never_asked_again_and_still_re
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_asks_the_server_from_the_stored_cursor_even_for_a_waiting_mission() {
     for protocol in [MissionProtocol::EveB, MissionProtocol::Eve27] {
-        let service = sandbox(protocol).await;
+        let service = missions(protocol, 40).await;
         let cli = Cli::new(&service);
         let here = tempfile::tempdir().unwrap();
         let sid = started_id(&ok(&run_at(&cli, None, &START, here.path()).await));

@@ -6,22 +6,11 @@
 
 mod common;
 
-use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
+use casebook_sandbox::MissionProtocol;
+use casebook_testsupport::sandbox::missions;
 use common::{Cli, ok};
 use serde_json::{Value, json};
 use std::time::Duration;
-
-async fn sandbox(protocol: MissionProtocol) -> casebook_sandbox::RunningSandbox {
-    casebook_sandbox::start(SandboxConfig {
-        pace: Pace::Instant,
-        mission_pace_ms: Some(0),
-        mission_events: Some(40),
-        mission_protocol: protocol,
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-}
 
 async fn shown(cli: &Cli, sid: &str, data: &std::path::Path) -> Value {
     let out = ok(&cli.run(&["mission", "show", sid, "--json"], data).await);
@@ -47,7 +36,7 @@ async fn an_approval_is_answered_by_its_interaction_or_withdrawn_by_a_reply() {
             "cancel"
         };
         for answer in ["approve", no, "reply"] {
-            let service = sandbox(protocol).await;
+            let service = missions(protocol, 40).await;
             service.knobs().set(|k| k.approval = true);
             let cli = Cli::new(&service);
             let here = tempfile::tempdir().unwrap();
@@ -160,7 +149,7 @@ async fn an_approval_is_answered_by_its_interaction_or_withdrawn_by_a_reply() {
 #[tokio::test(flavor = "multi_thread")]
 async fn watch_follows_through_a_sign_in_to_the_report_once_the_link_is_visited() {
     for protocol in [MissionProtocol::EveB, MissionProtocol::Eve27] {
-        let service = sandbox(protocol).await;
+        let service = missions(protocol, 40).await;
         service.knobs().set(|k| k.sign_in = true);
         service.knobs().set(|k| k.sign_in_superseded = true);
         let cli = Cli::new(&service);

@@ -8,28 +8,17 @@
 mod common;
 
 use base64::Engine as _;
-use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
+use casebook_sandbox::MissionProtocol;
+use casebook_testsupport::sandbox::missions;
 use common::{Cli, ok};
 use serde_json::{Value, json};
-
-async fn sandbox(protocol: MissionProtocol) -> casebook_sandbox::RunningSandbox {
-    casebook_sandbox::start(SandboxConfig {
-        pace: Pace::Instant,
-        mission_pace_ms: Some(0),
-        mission_events: Some(40),
-        mission_protocol: protocol,
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-}
 
 const DOCX: &str = "application/vnd.openxmlformats-officedocument.wordprocessingml.document";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reply_attaches_a_document_and_show_lists_the_files() {
     for protocol in [MissionProtocol::EveB, MissionProtocol::Eve27] {
-        let service = sandbox(protocol).await;
+        let service = missions(protocol, 40).await;
         service
             .knobs()
             .set(|k| k.agent_file = protocol == MissionProtocol::Eve27);
@@ -127,7 +116,7 @@ async fn a_reply_attaches_a_document_and_show_lists_the_files() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_file_past_the_bound_is_refused_by_name_and_nothing_is_sent() {
-    let service = sandbox(MissionProtocol::Eve27).await;
+    let service = missions(MissionProtocol::Eve27, 40).await;
     let (cli, here, sid) = common::followed(&service, "Does shade reduce heat stroke?").await;
     let big = here.path().join("big.pdf");
     std::fs::File::create(&big)

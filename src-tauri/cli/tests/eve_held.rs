@@ -5,7 +5,7 @@
 
 mod common;
 
-use casebook_sandbox::{HeldShape, MissionProtocol, Pace, SandboxConfig};
+use casebook_sandbox::{HeldShape, MissionProtocol};
 use common::{Cli, casebook, ok};
 use serde_json::Value;
 use std::path::Path;
@@ -20,15 +20,7 @@ const SHAPES: [(HeldShape, &str); 4] = [
 ];
 
 async fn sandbox() -> casebook_sandbox::RunningSandbox {
-    casebook_sandbox::start(SandboxConfig {
-        pace: Pace::Instant,
-        mission_pace_ms: Some(0),
-        mission_events: Some(40),
-        mission_protocol: MissionProtocol::EveB,
-        ..Default::default()
-    })
-    .await
-    .unwrap()
+    casebook_testsupport::sandbox::missions(MissionProtocol::EveB, 40).await
 }
 
 /// Runs a command, killed after `limit`: a watch that misses its end fails, not hangs.

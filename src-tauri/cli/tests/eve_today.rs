@@ -4,20 +4,9 @@
 
 mod common;
 
-use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
+use casebook_sandbox::MissionProtocol;
+use casebook_testsupport::sandbox::missions;
 use common::{Cli, ok};
-
-async fn sandbox(protocol: MissionProtocol) -> casebook_sandbox::RunningSandbox {
-    casebook_sandbox::start(SandboxConfig {
-        pace: Pace::Instant,
-        mission_pace_ms: Some(0),
-        mission_events: Some(40),
-        mission_protocol: protocol,
-        ..Default::default()
-    })
-    .await
-    .unwrap()
-}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_delegating_mission_reaches_its_report_and_an_expired_history_is_said_plainly() {
@@ -26,7 +15,7 @@ async fn a_delegating_mission_reaches_its_report_and_an_expired_history_is_said_
         MissionProtocol::EveB,
         MissionProtocol::Eve27,
     ] {
-        let service = sandbox(protocol).await;
+        let service = missions(protocol, 40).await;
         service.knobs().set(|k| k.delegate = true);
         let cli = Cli::new(&service);
         let here = tempfile::tempdir().unwrap();
@@ -87,7 +76,7 @@ async fn a_delegating_mission_reaches_its_report_and_an_expired_history_is_said_
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reply_carries_a_token_only_to_the_generation_that_wants_one() {
     for protocol in [MissionProtocol::EveA, MissionProtocol::EveB] {
-        let service = sandbox(protocol).await;
+        let service = missions(protocol, 40).await;
         service.knobs().set(|k| k.session_id_tokens = true);
         let cli = Cli::new(&service);
         let here = tempfile::tempdir().unwrap();
@@ -137,7 +126,7 @@ async fn a_sub_agent_is_shown_by_its_call_reading_its_stream_only_then() {
         (MissionProtocol::EveB, ChildRoute::Both),
     ] {
         let what = format!("{protocol:?} {route:?}");
-        let service = sandbox(protocol).await;
+        let service = missions(protocol, 40).await;
         service.knobs().set(|k| k.delegate = true);
         service.knobs().set(|k| k.child_route = route);
         let cli = Cli::new(&service);
@@ -239,7 +228,7 @@ async fn a_sub_agent_is_shown_by_its_call_reading_its_stream_only_then() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stranded_session_is_said_plainly_and_its_history_stays_readable() {
     for protocol in [MissionProtocol::EveB, MissionProtocol::Eve27] {
-        let service = sandbox(protocol).await;
+        let service = missions(protocol, 40).await;
         let (cli, here, sid) = common::followed(&service, "Does shade reduce heat stroke?").await;
         service.knobs().set(|k| k.stranded = true);
         let out = cli
@@ -280,7 +269,7 @@ async fn a_stranded_session_is_said_plainly_and_its_history_stays_readable() {
 /// two as one delivery: one message in the conversation, and one turn that answers it.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_reply_whose_answer_was_cut_is_sent_again_with_its_key_and_is_one_message() {
-    let service = sandbox(MissionProtocol::Eve27).await;
+    let service = missions(MissionProtocol::Eve27, 40).await;
     let (cli, here, sid) = common::followed(&service, "Does shade reduce heat stroke?").await;
     service.knobs().set(|k| k.cut_answers = 1);
     let said = "Only once, please.";

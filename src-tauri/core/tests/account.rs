@@ -11,7 +11,7 @@ use casebook_core::keys::SessionCookie;
 use casebook_core::keys::{ApiKey, KeyStore, SESSION_ENTRY};
 use casebook_core::missions::follower::Quiet;
 use casebook_core::net::connection::Connection;
-use std::process::Command;
+use casebook_testsupport::keyring::{harness, secret_tool_lookup};
 use std::sync::Arc;
 
 /// Signs in through the sandbox console's form, as a browser would; returns the
@@ -85,28 +85,6 @@ async fn the_account_endpoint_reads_the_console_session_and_counts_real_calls() 
         other => panic!("a stale cookie is unauthorized, not {other:?}"),
     }
     sandbox.stop().await;
-}
-
-fn harness() -> bool {
-    if std::env::var_os("CASEBOOK_KEYRING_SESSION").is_some() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "keyring tests must run under scripts/with-keyring.sh in CI"
-    );
-    eprintln!("skipped: run under scripts/with-keyring.sh for the real keyring");
-    false
-}
-
-fn secret_tool_lookup(namespace: &str, user: &str) -> Option<String> {
-    let out = Command::new("secret-tool")
-        .args(["lookup", "service", namespace, "username", user])
-        .output()
-        .expect("secret-tool (libsecret-tools) is installed");
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 #[tokio::test]

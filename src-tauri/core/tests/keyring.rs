@@ -4,31 +4,8 @@
 
 use casebook_core::ErrorCode;
 use casebook_core::keys::{KeySource, KeyStore, Service};
+use casebook_testsupport::keyring::{harness, secret_tool_lookup};
 use std::process::Command;
-
-/// Under the keyring harness, or skipped with a note outside CI. In CI a missing
-/// harness is a failure, not a skip.
-fn harness() -> bool {
-    if std::env::var_os("CASEBOOK_KEYRING_SESSION").is_some() {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "keyring tests must run under scripts/with-keyring.sh in CI"
-    );
-    eprintln!("skipped: run under scripts/with-keyring.sh for the real keyring");
-    false
-}
-
-fn secret_tool_lookup(namespace: &str, user: &str) -> Option<String> {
-    let out = Command::new("secret-tool")
-        .args(["lookup", "service", namespace, "username", user])
-        .output()
-        .expect("secret-tool (libsecret-tools) is installed");
-    out.status
-        .success()
-        .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
-}
 
 fn unique_namespace() -> String {
     format!(

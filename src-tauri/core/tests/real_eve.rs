@@ -416,15 +416,7 @@ async fn the_sandboxs_eve_27_writes_the_record_kinds_eve_1_0_1_writes() {
         .await
         .unwrap();
     let real = client(eve.base_url(), eve.key());
-    let sb = casebook_sandbox::start(SandboxConfig {
-        pace: Pace::Instant,
-        mission_pace_ms: Some(0),
-        mission_events: Some(60),
-        mission_protocol: MissionProtocol::Eve27,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let sb = casebook_testsupport::sandbox::missions(MissionProtocol::Eve27, 60).await;
     let sandbox = client(sb.base_url(), sb.key());
     let scenarios = [
         ("", "report"),
