@@ -1,7 +1,7 @@
 //! Each vocabulary's reader on recorded streams of its generation (`tests/data/eve`): the
 //! facts every record says, in order, and where a turn ends for a watcher.
 
-use casebook_core::missions::protocol::facts::{Awaited, DeltaText, Fact, PartKind};
+use casebook_core::missions::protocol::facts::{Awaited, DeltaText, Fact, PartKind, TurnOutcome};
 use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record};
 use casebook_core::missions::protocol::{self, MissionEvent, TurnEnd};
 use std::path::PathBuf;
@@ -267,7 +267,7 @@ fn a_failed_turn_says_eve_s_message_and_hint_and_leaves_the_session_waiting() {
         matches!(
             settled.as_slice(),
             [Fact::TurnEnded { outcome, error: Some(e), session_waits: true, held: false }]
-                if outcome == "failed" && e == "The model did not answer. (Try again in a minute.)"
+                if *outcome == TurnOutcome::Failed && e == "The model did not answer. (Try again in a minute.)"
         ),
         "{settled:?}"
     );

@@ -248,7 +248,11 @@ requestId: string,
 /**
  * `question`, `tool-approval`, `session-limit`, `approval`, `budget`, ... (open).
  */
-kind: string, prompt: string, 
+kind: string, 
+/**
+ * It asks to approve a call, not a question: the window offers approve and deny.
+ */
+approval: boolean, prompt: string, 
 /**
  * A short heading above the prompt (eve 27's `title`).
  */

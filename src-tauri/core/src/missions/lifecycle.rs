@@ -2,6 +2,7 @@
 //! The store runs it as it appends, in the same transaction; whoever appends announces
 //! the status it got back.
 
+use crate::missions::protocol::facts::{ResponseOutcome, TurnOutcome};
 use crate::missions::protocol::{Fact, TurnEnd, TurnTracker};
 use serde::Serialize;
 use ts_rs::TS;
@@ -142,14 +143,18 @@ fn fact_moves(fact: &Fact) -> Option<MissionStatus> {
             MissionStatus::Running
         }
         Fact::RequestOpened(_) => MissionStatus::NeedsInput,
-        Fact::ResponseSettled { outcome, .. } if outcome != "applied" => MissionStatus::NeedsInput,
+        Fact::ResponseSettled { outcome, .. } if *outcome != ResponseOutcome::Applied => {
+            MissionStatus::NeedsInput
+        }
         // A sign-in carried by an interaction holds the turn; eve 26's goes on by itself
         // once the browser's callback arrives.
         Fact::SignInOpened {
             interaction: Some(_),
             ..
         } => MissionStatus::NeedsInput,
-        Fact::TurnEnded { outcome, .. } if outcome == "cancelled" => MissionStatus::Cancelled,
+        Fact::TurnEnded { outcome, .. } if *outcome == TurnOutcome::Cancelled => {
+            MissionStatus::Cancelled
+        }
         Fact::TurnEnded {
             session_waits: true,
             ..

@@ -9,7 +9,8 @@ use crate::missions::conversation::{
     ChildRef, Conversation, Item, ItemKind, PendingRequest, SignIn, Source, Step, StepStatus,
 };
 use crate::missions::protocol::facts::{
-    Awaited, DeltaText, Fact, MAX_FILES, PartKind, Request, SignInPrompt, superseded,
+    Awaited, DeltaText, Fact, MAX_FILES, PartKind, Request, RequestOutcome, ResponseOutcome,
+    SignInOutcome, SignInPrompt, TurnOutcome, WorkOutcome, is_approval_kind, superseded,
 };
 use serde_json::Value;
 
@@ -121,7 +122,7 @@ impl Conversation {
         // Followed on its own stream: a finished step here.
         if !ends_here {
             self.take_key(&format!("agent:{key}"));
-            self.settle_step(at, "completed", None, None, seq);
+            self.settle_step(at, &WorkOutcome::Completed, None, None, seq);
         }
         at
     }
@@ -134,7 +135,7 @@ impl Conversation {
         &mut self,
         name: &str,
         attempt: Option<&str>,
-        outcome: Option<&str>,
+        outcome: Option<&SignInOutcome>,
         reason: Option<&str>,
         seq: u64,
     ) {
@@ -157,9 +158,9 @@ impl Conversation {
         item.open = false;
         if let Some(x) = &mut item.sign_in {
             x.outcome = Some(match (replaced, outcome) {
-                (true, _) => "superseded".to_owned(),
-                (false, Some(o)) => o.to_owned(),
-                (false, None) => "authorized".to_owned(),
+                (true, _) => SignInOutcome::Superseded.to_string(),
+                (false, Some(o)) => o.to_string(),
+                (false, None) => SignInOutcome::Authorized.to_string(),
             });
             x.outcome_text = x.outcome_words();
         }
@@ -198,7 +199,7 @@ impl Conversation {
         self.remember("turn".into(), at);
     }
 
-    fn close_turn(&mut self, outcome: &str, seq: u64) {
+    fn close_turn(&mut self, outcome: &TurnOutcome, seq: u64) {
         if let Some(at) = self.take_key("turn") {
             let n = self.turn_number(at);
             let item = self.touch(at, seq);
@@ -326,7 +327,7 @@ impl Conversation {
             .collect();
         for at in tasks {
             self.forget(at);
-            self.settle_step(at, "completed", None, None, seq);
+            self.settle_step(at, &WorkOutcome::Completed, None, None, seq);
         }
     }
 
@@ -401,16 +402,17 @@ impl Conversation {
     fn settle_step(
         &mut self,
         at: u32,
-        status: &str,
+        status: &WorkOutcome,
         output: Option<&Value>,
         error: Option<String>,
         seq: u64,
     ) {
+        use WorkOutcome as W;
         let status = match status {
-            "failed" | "error" => StepStatus::Failed,
-            "rejected" | "denied" => StepStatus::Rejected,
-            "cancelled" | "interrupted" | "abandoned" => StepStatus::Cancelled,
-            _ => StepStatus::Completed,
+            W::Failed | W::Error => StepStatus::Failed,
+            W::Rejected | W::Denied => StepStatus::Rejected,
+            W::Cancelled | W::Interrupted | W::Abandoned => StepStatus::Cancelled,
+            W::Completed | W::Other(_) => StepStatus::Completed,
         };
         let found = output.map(sources_of).unwrap_or_default();
         let streamed = self
@@ -479,6 +481,7 @@ impl Conversation {
         let request = PendingRequest {
             request_id: request.id.clone(),
             kind: request.kind.clone(),
+            approval: is_approval_kind(&request.kind),
             prompt: request.prompt.clone(),
             title: request.title.clone(),
             options: request.options.clone(),
@@ -500,7 +503,7 @@ impl Conversation {
     fn resolve(
         &mut self,
         id: &str,
-        outcome: Option<&str>,
+        outcome: Option<&RequestOutcome>,
         reason: Option<&str>,
         response: Option<&Value>,
         seq: u64,
@@ -513,13 +516,17 @@ impl Conversation {
             let attempt = x.attempt.clone().unwrap_or_else(|| id.to_owned());
             // eve 27's sign-in is an interaction: its attempt is the interaction.
             if attempt == id {
-                self.sign_in_settled(&name, Some(id), outcome.or(Some("accepted")), reason, seq);
+                // Its interaction's outcome is the sign-in's, by the same name.
+                let how = outcome.map_or(SignInOutcome::Accepted, |o| {
+                    SignInOutcome::from_wire(o.as_str())
+                });
+                self.sign_in_settled(&name, Some(id), Some(&how), reason, seq);
             }
             return;
         }
         let item = self.touch(at, seq);
         item.open = false;
-        let outcome = outcome.unwrap_or("answered").to_owned();
+        let outcome = outcome.map_or(RequestOutcome::Answered.to_string(), ToString::to_string);
         if let Some(r) = &mut item.request {
             let value = response.map(|v| v.get("value").unwrap_or(v));
             let option = value
@@ -588,7 +595,8 @@ impl Conversation {
 
     /// A cancelled or failed turn ends what it had open: its steps, questions, sign-ins
     /// and streaming messages (eve withdraws them).
-    fn end_open(&mut self, seq: u64, how: &str) {
+    /// Ends what the turn left open, cancelled with it.
+    fn end_open(&mut self, seq: u64) {
         let open: Vec<(String, u32)> = std::mem::take(&mut self.progress.open);
         for (key, at) in open {
             if key.starts_with("turn") {
@@ -605,11 +613,11 @@ impl Conversation {
                 item.narration = true;
             }
             if let Some(r) = &mut item.request {
-                r.outcome = Some(how.to_owned());
+                r.outcome = Some(RequestOutcome::Cancelled.to_string());
                 r.outcome_text = r.outcome_words();
             }
             if let Some(x) = &mut item.sign_in {
-                x.outcome = Some(how.to_owned());
+                x.outcome = Some(SignInOutcome::Cancelled.to_string());
                 x.outcome_text = x.outcome_words();
             }
         }
@@ -617,12 +625,12 @@ impl Conversation {
 }
 
 /// What became of an answer the service took and then did not apply, in plain words.
-fn refusal_words(outcome: &str, reason: Option<&str>) -> String {
+fn refusal_words(outcome: &ResponseOutcome, reason: Option<&str>) -> String {
     let what = match outcome {
-        "refused" => "The service refused your answer",
-        "withdrawn" => "Your answer was withdrawn",
-        "expired" => "Your answer expired before it was applied",
-        "abandoned" => "Your answer was dropped: the turn went on without it",
+        ResponseOutcome::Refused => "The service refused your answer",
+        ResponseOutcome::Withdrawn => "Your answer was withdrawn",
+        ResponseOutcome::Expired => "Your answer expired before it was applied",
+        ResponseOutcome::Abandoned => "Your answer was dropped: the turn went on without it",
         _ => "Your answer could not be applied",
     };
     match reason.map(str::trim).filter(|r| !r.is_empty()) {

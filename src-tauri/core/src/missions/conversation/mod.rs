@@ -165,6 +165,9 @@ pub struct PendingRequest {
     pub request_id: String,
     /// `question`, `tool-approval`, `session-limit`, `approval`, `budget`, ... (open).
     pub kind: String,
+    /// It asks to approve a call, not a question: the window offers approve and deny.
+    #[serde(default)]
+    pub approval: bool,
     pub prompt: String,
     /// A short heading above the prompt (eve 27's `title`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

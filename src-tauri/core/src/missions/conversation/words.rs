@@ -4,42 +4,41 @@
 //! (`answered`, `approved`, `denied`, `ignored`, …), and `cancelled` with its turn.
 
 use crate::missions::conversation::{PendingRequest, SignIn};
-
-/// The reason eve gives when the person's message withdrew a request.
-const BY_MESSAGE: &str = "superseded-by-message";
+use crate::missions::protocol::facts::{
+    RequestOutcome, SignInOutcome, is_approval_kind, withdrawn_by_message,
+};
 
 impl PendingRequest {
     /// An approval (eve 27's `approval`, B's `tool-approval`).
     pub fn is_approval(&self) -> bool {
-        matches!(self.kind.as_str(), "approval" | "tool-approval")
+        self.approval || is_approval_kind(&self.kind)
     }
 
     /// How it ended, in plain words; `None` while pending.
     pub fn outcome_words(&self) -> Option<String> {
-        let outcome = self.outcome.as_deref()?;
+        use RequestOutcome as R;
+        let outcome = RequestOutcome::from_wire(self.outcome.as_deref()?);
         let answer = self.answer.as_deref().map(|a| format!(": {a}"));
         Some(match outcome {
-            "accepted" | "answered" | "approved" if self.is_approval() => "Approved".into(),
-            "accepted" | "answered" | "approved" => {
+            R::Accepted | R::Answered | R::Approved if self.is_approval() => "Approved".into(),
+            R::Accepted | R::Answered | R::Approved => {
                 format!("Answered{}", answer.unwrap_or_default())
             }
-            "declined" | "denied" | "rejected" => "Declined".into(),
+            R::Declined | R::Denied | R::Rejected => "Declined".into(),
             // B says a request a message overrode was `ignored`.
-            "withdrawn" | "ignored"
-                if outcome == "ignored" || self.reason.as_deref() == Some(BY_MESSAGE) =>
-            {
+            R::Ignored => "Withdrawn by your message".into(),
+            R::Withdrawn if withdrawn_by_message(self.reason.as_deref()) => {
                 "Withdrawn by your message".into()
             }
-            "withdrawn" => "Withdrawn".into(),
-            "invalid" => "Not accepted: the answer was not valid".into(),
-            "failed" => "Failed".into(),
-            "interrupted" => "Interrupted".into(),
-            "abandoned" => "Abandoned: the turn went on without it".into(),
-            "expired" => "Expired before it was answered".into(),
-            "cancelled" => "Cancelled with its turn".into(),
-            // eve before 0.31 marks no answer: the next turn began from it.
-            "answered-by-next-turn" => "Answered".into(),
-            other => other.to_owned(),
+            R::Withdrawn => "Withdrawn".into(),
+            R::Invalid => "Not accepted: the answer was not valid".into(),
+            R::Failed => "Failed".into(),
+            R::Interrupted => "Interrupted".into(),
+            R::Abandoned => "Abandoned: the turn went on without it".into(),
+            R::Expired => "Expired before it was answered".into(),
+            R::Cancelled => "Cancelled with its turn".into(),
+            R::AnsweredByNextTurn => "Answered".into(),
+            R::Other(said) => said,
         })
     }
 }
@@ -47,16 +46,17 @@ impl PendingRequest {
 impl SignIn {
     /// How it ended, in plain words; `None` while it waits.
     pub fn outcome_words(&self) -> Option<String> {
+        use SignInOutcome as S;
         Some(
-            match self.outcome.as_deref()? {
-                "authorized" | "accepted" => "Signed in",
-                "declined" => "Sign-in declined",
-                "failed" => "Sign-in failed",
-                "timed-out" | "expired" => "The sign-in expired",
-                "superseded" => "Replaced by a newer sign-in link",
-                "withdrawn" => "Withdrawn",
-                "cancelled" | "interrupted" | "abandoned" => "Cancelled with its turn",
-                other => return Some(other.to_owned()),
+            match SignInOutcome::from_wire(self.outcome.as_deref()?) {
+                S::Authorized | S::Accepted => "Signed in",
+                S::Declined => "Sign-in declined",
+                S::Failed => "Sign-in failed",
+                S::TimedOut | S::Expired => "The sign-in expired",
+                S::Superseded => "Replaced by a newer sign-in link",
+                S::Withdrawn => "Withdrawn",
+                S::Cancelled | S::Interrupted | S::Abandoned => "Cancelled with its turn",
+                S::Other(said) => return Some(said),
             }
             .to_owned(),
         )
@@ -76,6 +76,7 @@ mod tests {
         PendingRequest {
             request_id: "r".into(),
             kind: kind.into(),
+            approval: is_approval_kind(kind),
             prompt: "?".into(),
             title: None,
             options: Vec::new(),

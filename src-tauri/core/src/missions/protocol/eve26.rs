@@ -9,6 +9,7 @@ use crate::missions::protocol::json::{
     call_settled, cost, each, error_message, owned, request_of, status, text, text_of_parts,
     total_spent, user_message,
 };
+use crate::missions::protocol::outcomes::{RequestOutcome, SignInOutcome, TurnOutcome};
 use serde_json::Value;
 
 /// Task ids a result names that are kept: more say nothing a person reads.
@@ -21,7 +22,7 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
     let none = || Some(Vec::new());
     let fact = match e.event.as_str() {
         "turn.failed" => Fact::TurnEnded {
-            outcome: "failed".into(),
+            outcome: TurnOutcome::Failed,
             error: error_message(d),
             session_waits: false,
             held: false,
@@ -225,7 +226,7 @@ fn asks(e: &MissionEvent) -> Option<Vec<Fact>> {
                     .filter_map(|r| {
                         Some(Fact::RequestSettled {
                             id: text(r, "requestId")?.to_owned(),
-                            outcome: owned(r, "outcome"),
+                            outcome: text(r, "outcome").map(RequestOutcome::from_wire),
                             reason: owned(r, "reason"),
                             response: r.get("response").cloned(),
                         })
@@ -252,7 +253,7 @@ fn asks(e: &MissionEvent) -> Option<Vec<Fact>> {
             Some(name) => Fact::SignInSettled {
                 name: name.to_owned(),
                 attempt: owned(d, "attemptId"),
-                outcome: owned(d, "outcome"),
+                outcome: s("outcome").map(SignInOutcome::from_wire),
                 reason: owned(d, "reason"),
             },
             None => return none(),

@@ -8,6 +8,7 @@ use crate::missions::protocol::facts::{Awaited, DeltaText, Fact, PartKind, SignI
 use crate::missions::protocol::json::{
     call_settled, cost, error_message, file_ref, owned, request_of, text, user_message,
 };
+use crate::missions::protocol::outcomes::{RequestOutcome, ResponseOutcome, TurnOutcome};
 use serde_json::Value;
 
 /// What a v27 record says; `None` for a name this vocabulary does not have.
@@ -16,7 +17,7 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
     let s = |k: &str| text(d, k);
     let fact = match e.event.as_str() {
         "turn.settled" => Fact::TurnEnded {
-            outcome: s("outcome").unwrap_or("completed").to_owned(),
+            outcome: TurnOutcome::from_wire(s("outcome").unwrap_or("completed")),
             error: error_message(d),
             session_waits: true,
             held: false,
@@ -139,7 +140,7 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
         "response.settled" => match (s("responseId"), s("outcome")) {
             (Some(response), Some(outcome)) => Fact::ResponseSettled {
                 response: response.to_owned(),
-                outcome: outcome.to_owned(),
+                outcome: ResponseOutcome::from_wire(outcome),
                 reason: owned(d, "reason"),
             },
             _ => return Some(Vec::new()),
@@ -147,7 +148,7 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
         "interaction.settled" => match s("interactionId") {
             Some(id) => Fact::RequestSettled {
                 id: id.to_owned(),
-                outcome: owned(d, "outcome"),
+                outcome: s("outcome").map(RequestOutcome::from_wire),
                 reason: owned(d, "reason"),
                 response: d.get("response").cloned(),
             },

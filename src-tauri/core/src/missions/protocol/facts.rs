@@ -2,6 +2,9 @@
 //! lifecycle fold, the conversation and the watch's end read. A record gives none, one or
 //! several (a v26 `actions.requested` names every call it asks for).
 
+pub use super::outcomes::{
+    RequestOutcome, ResponseOutcome, SignInOutcome, TurnOutcome, WorkOutcome,
+};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
@@ -15,7 +18,7 @@ pub enum Fact {
     /// `session_waits`: the session now waits for the person with no record saying so
     /// (eve 27's `turn.settled`).
     TurnEnded {
-        outcome: String,
+        outcome: TurnOutcome,
         error: Option<String>,
         session_waits: bool,
         /// Not the end: the turn is held and goes on after the session's next wait
@@ -92,7 +95,7 @@ pub enum Fact {
     CallSettled {
         call: String,
         name: Option<String>,
-        status: String,
+        status: WorkOutcome,
         output: Option<Value>,
         error: Option<String>,
     },
@@ -108,7 +111,7 @@ pub enum Fact {
     },
     TaskSettled {
         task: String,
-        status: String,
+        status: WorkOutcome,
         output: Option<Value>,
         error: Option<String>,
     },
@@ -150,7 +153,7 @@ pub enum Fact {
     /// withdrew it).
     RequestSettled {
         id: String,
-        outcome: Option<String>,
+        outcome: Option<RequestOutcome>,
         reason: Option<String>,
         response: Option<Value>,
     },
@@ -165,7 +168,7 @@ pub enum Fact {
     /// the person's to answer.
     ResponseSettled {
         response: String,
-        outcome: String,
+        outcome: ResponseOutcome,
         reason: Option<String>,
     },
     /// A sign-in the mission waits for. `interaction`: the interaction that carries it, when
@@ -179,7 +182,7 @@ pub enum Fact {
     SignInSettled {
         name: String,
         attempt: Option<String>,
-        outcome: Option<String>,
+        outcome: Option<SignInOutcome>,
         reason: Option<String>,
     },
 
@@ -335,6 +338,18 @@ pub struct SignInPrompt {
     pub attempt: Option<String>,
 }
 
+/// Whether a request of `kind` asks to approve a call (eve 27's `approval`, B's
+/// `tool-approval`), not a question.
+pub fn is_approval_kind(kind: &str) -> bool {
+    matches!(kind, "approval" | "tool-approval")
+}
+
+/// Whether a request's end says the person's own message withdrew it (eve's
+/// `superseded-by-message`).
+pub fn withdrawn_by_message(reason: Option<&str>) -> bool {
+    reason == Some("superseded-by-message")
+}
+
 /// Whether a sign-in's end says a newer attempt replaced it (eve closes the older one
 /// `failed`, "Superseded by a newer authorization attempt."): not a failure to show. A
 /// sign-in withdrawn by the person's message (`superseded-by-message`) is not one.
@@ -373,7 +388,7 @@ impl Fact {
                 ..
             } => Some(TurnEnd::NeedsInput),
             // The answer was not taken: the turn is still held on the person.
-            Fact::ResponseSettled { outcome, .. } if outcome != "applied" => {
+            Fact::ResponseSettled { outcome, .. } if *outcome != ResponseOutcome::Applied => {
                 Some(TurnEnd::NeedsInput)
             }
             Fact::SessionEnded { failed: true, .. } => Some(TurnEnd::Failed),

@@ -2,6 +2,7 @@
 //! and does without what is not.
 
 use crate::missions::protocol::facts::{Fact, FileRef, MAX_FILES, Request, RequestOption};
+use crate::missions::protocol::outcomes::WorkOutcome;
 use serde_json::Value;
 
 /// A string field.
@@ -147,11 +148,12 @@ fn http_url(u: &str) -> Option<String> {
 }
 
 /// A call's outcome: `status` (26) or `outcome` (27).
-pub(super) fn status(d: &Value) -> String {
-    text(d, "status")
-        .or_else(|| text(d, "outcome"))
-        .unwrap_or("completed")
-        .to_owned()
+pub(super) fn status(d: &Value) -> WorkOutcome {
+    WorkOutcome::from_wire(
+        text(d, "status")
+            .or_else(|| text(d, "outcome"))
+            .unwrap_or("completed"),
+    )
 }
 
 /// Money a step or call cost: `usage.costUsd`, when it is a real amount.

@@ -13,6 +13,7 @@ pub mod eve27;
 pub mod facts;
 mod json;
 pub mod ndjson;
+pub mod outcomes;
 pub mod record;
 pub mod seeds;
 pub mod sse;

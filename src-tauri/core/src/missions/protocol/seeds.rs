@@ -4,6 +4,7 @@
 use crate::missions::protocol::MissionEvent;
 use crate::missions::protocol::facts::Fact;
 use crate::missions::protocol::json::{each, owned, text, total_spent};
+use crate::missions::protocol::outcomes::TurnOutcome;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use ts_rs::TS;
@@ -23,11 +24,10 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
         EventKind::TurnStarted => Some(Fact::TurnStarted),
         EventKind::TurnCompleted | EventKind::TurnCancelled => Some(Fact::TurnEnded {
             outcome: if kind == EventKind::TurnCancelled {
-                "cancelled"
+                TurnOutcome::Cancelled
             } else {
-                "completed"
-            }
-            .into(),
+                TurnOutcome::Completed
+            },
             error: None,
             session_waits: false,
             // eve B (one of its versions) holds a turn on its background tasks so.

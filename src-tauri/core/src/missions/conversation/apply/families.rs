@@ -16,15 +16,15 @@ impl Conversation {
             Fact::TurnEnded { outcome, error, .. } => {
                 self.progress.held_on = None;
                 self.close_turn(outcome, seq);
-                if outcome == "cancelled" {
-                    self.end_open(seq, "cancelled");
+                if *outcome == TurnOutcome::Cancelled {
+                    self.end_open(seq);
                 } else {
                     // A turn settles only once the tasks its calls started are done:
                     // eve 1.x sends no end for an agent task, so its turn's end is the
                     // task's.
                     self.end_tasks(seq);
                 }
-                if outcome == "failed" {
+                if *outcome == TurnOutcome::Failed {
                     let msg = error.clone().unwrap_or("The turn failed.".into());
                     self.push(ItemKind::Failure, msg, seq);
                 }
@@ -37,21 +37,26 @@ impl Conversation {
             // Before eve 0.70 a turn ends at the session's wait, with no end of its own.
             Fact::Waiting { .. } => {
                 self.progress.held_on = None;
-                self.close_turn("completed", seq);
+                self.close_turn(&TurnOutcome::Completed, seq);
             }
             Fact::SessionEnded { failed, error } => {
                 self.progress.held_on = None;
-                self.close_turn(if *failed { "failed" } else { "completed" }, seq);
+                let how = if *failed {
+                    TurnOutcome::Failed
+                } else {
+                    TurnOutcome::Completed
+                };
+                self.close_turn(&how, seq);
                 if *failed {
                     let msg = error.clone().unwrap_or("The mission failed.".into());
-                    self.end_open(seq, "cancelled");
+                    self.end_open(seq);
                     self.push(ItemKind::Failure, msg, seq);
                 }
             }
             Fact::TaskResult { tasks, text } => {
                 for task in tasks {
                     if let Some(at) = self.take_key(&format!("task:{task}")) {
-                        self.settle_step(at, "completed", None, None, seq);
+                        self.settle_step(at, &WorkOutcome::Completed, None, None, seq);
                     }
                 }
                 let text = text.clone().unwrap_or_else(|| match tasks.as_slice() {
@@ -144,7 +149,7 @@ impl Conversation {
                 self.settle_step(at, status, output.as_ref(), error.clone(), seq);
                 // An interrupted call (one that needs a sign-in) may run again once the
                 // turn resumes: its end then settles this same step.
-                if status == "interrupted" {
+                if *status == WorkOutcome::Interrupted {
                     self.remember(key, at);
                 } else if let Some(task) = self.take_key(&format!("taskcall:{call}")) {
                     // The task this call started ends with it.
@@ -204,7 +209,7 @@ impl Conversation {
             }
             Fact::ChildEnded { key, output } => {
                 if let Some(at) = self.take_key(&format!("agent:{key}")) {
-                    self.settle_step(at, "completed", output.as_ref(), None, seq);
+                    self.settle_step(at, &WorkOutcome::Completed, output.as_ref(), None, seq);
                 }
             }
             _ => {}
@@ -233,7 +238,7 @@ impl Conversation {
                 };
                 // Taken: the interaction's own end says how. Otherwise it is still open,
                 // and says plainly what became of the answer.
-                if outcome != "applied"
+                if *outcome != ResponseOutcome::Applied
                     && let Some(r) = &mut self.touch(at, seq).request
                 {
                     r.refusal = Some(refusal_words(outcome, reason.as_deref()));
@@ -246,7 +251,7 @@ impl Conversation {
                 response,
             } => self.resolve(
                 id,
-                outcome.as_deref(),
+                outcome.as_ref(),
                 reason.as_deref(),
                 response.as_ref(),
                 seq,
@@ -268,7 +273,7 @@ impl Conversation {
             } => self.sign_in_settled(
                 name,
                 attempt.as_deref(),
-                outcome.as_deref(),
+                outcome.as_ref(),
                 reason.as_deref(),
                 seq,
             ),
@@ -296,7 +301,7 @@ impl Conversation {
                     .map_or("search".to_owned(), |e| format!("search ({e})"));
                 let input = serde_json::json!({"query": query});
                 let at = self.open_step(String::new(), "tool", &name, Some(&input), seq);
-                self.settle_step(at, "completed", None, None, seq);
+                self.settle_step(at, &WorkOutcome::Completed, None, None, seq);
                 self.progress.last_search = Some(at);
             }
             Fact::SourceFound { url, title } => {
@@ -305,7 +310,7 @@ impl Conversation {
                     None => {
                         let input = serde_json::json!({"url": url});
                         let at = self.open_step(String::new(), "tool", "source", Some(&input), seq);
-                        self.settle_step(at, "completed", None, None, seq);
+                        self.settle_step(at, &WorkOutcome::Completed, None, None, seq);
                         at
                     }
                 };
