@@ -41,11 +41,13 @@ async fn the_newest_spend_reaches_a_subscriber_even_on_a_record_that_changes_no_
             .await
             .unwrap();
         let follower = Follower::new(store.clone(), Arc::new(Quiet));
-        let heard: Arc<Mutex<Option<f64>>> = Arc::default();
+        let heard: Arc<Mutex<Option<(f64, Option<BudgetUse>)>>> = Arc::default();
         let into = heard.clone();
         let sink = Box::new(move |u: MissionUpdate| {
-            if let MissionUpdate::Items { changes } = u {
-                *into.lock().unwrap() = changes.facts.spent_usd;
+            if let MissionUpdate::Items { changes } = u
+                && let Some(spent) = changes.facts.spent_usd
+            {
+                *into.lock().unwrap() = Some((spent, changes.facts.budget));
             }
             true
         });
@@ -55,7 +57,7 @@ async fn the_newest_spend_reaches_a_subscriber_even_on_a_record_that_changes_no_
             .await
             .unwrap();
         follower.finished(&session.session_id).await;
-        let spent = heard.lock().unwrap().expect("no spend heard");
+        let (spent, verdict) = heard.lock().unwrap().clone().expect("no spend heard");
         let want = 5.0 * percent as f64 / 100.0;
         assert!(
             (spent - want).abs() < 0.005,
@@ -66,6 +68,16 @@ async fn the_newest_spend_reaches_a_subscriber_even_on_a_record_that_changes_no_
             stored.spent_usd().map(|s| (s * 100.0).round()),
             Some(want * 100.0)
         );
-        assert_eq!(BudgetUse::of(Some(spent), 500).unwrap().level, level);
+        // Core's verdict goes with the spend, live and as kept: the window shows it as is.
+        let verdict = verdict.expect("the verdict goes with the spend");
+        assert_eq!(verdict, BudgetUse::of(Some(spent), 500).unwrap());
+        assert_eq!(verdict.level, level, "{protocol:?}");
+        let kept = store
+            .conversation_tail(&session.session_id, 10)
+            .await
+            .unwrap()
+            .facts
+            .budget;
+        assert_eq!(kept.map(|b| b.level), Some(level), "{protocol:?}: as kept");
     }
 }

@@ -398,7 +398,12 @@ spentUsd?: number,
 /**
  * The index of the report (the newest finished reply), if there is one.
  */
-report?: number, };
+report?: number, 
+/**
+ * The spend against the mission's budget, when both are known: the verdict (and its
+ * words) the window shows as core says it, the same as the CLI's.
+ */
+budget?: BudgetUse, };
 
 export type ConversationChanges = { 
 /**

@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { EventKind, StoredEvent } from "./bindings";
 import {
-  budgetUse,
   estimateHeight,
   formatCents,
   formatDollars,
@@ -82,26 +81,5 @@ describe("stamps", () => {
     expect(spendOf(a)).toBeNull();
     expect(sentAtOf(ev("plan", { sentAt: 123 }))).toBe(123);
     expect(sentAtOf(ev("plan", "x"))).toBeNull();
-  });
-});
-
-describe("budgetUse", () => {
-  it("warns past 80% and says plainly when the budget is exceeded, as core does", () => {
-    expect(budgetUse(1, 500)?.level).toBe("ok");
-    expect(budgetUse(4, 500)?.level).toBe("ok");
-    expect(budgetUse(4.1, 500)).toEqual({
-      spentUsd: 4.1,
-      budgetUsd: 5,
-      percent: 82,
-      level: "warning",
-      text: "$4.10 of $5.00 — 82% of the budget",
-    });
-    expect(budgetUse(5, 500)?.level).toBe("warning");
-    expect(budgetUse(5.004, 500)?.level).toBe("warning");
-    expect(budgetUse(5.4, 500)?.text).toBe("$5.40 of $5.00 — over the budget by $0.40 (108%)");
-    expect(budgetUse(5.4, 500)?.level).toBe("exceeded");
-    expect(budgetUse(3.994, 500)?.percent).toBe(79);
-    expect(budgetUse(null, 500)).toBeNull();
-    expect(budgetUse(1, 0)).toBeNull();
   });
 });

@@ -1,7 +1,7 @@
 // Missions in the UI: the composer's checks, the route of a mission window, and the
 // timeline's layout and filter. How an event reads (its card and label) comes from
 // Rust with the event. Pure functions, tested in mission.test.ts.
-import type { BudgetLevel, BudgetUse, Card, MissionStatus, StoredEvent } from "./bindings";
+import type { Card, MissionStatus, StoredEvent } from "./bindings";
 
 /** Cents from what a person types as US dollars: `25`, `25.5`, `$25.50`. Rust checks again. */
 export function parseUsd(raw: string): { cents: number } | { problem: string } {
@@ -115,24 +115,3 @@ export type Spend = { spent: number; budget: number | null };
  *  most four times a second: the latest spend, when the last event came, how many. */
 export type Facts = { spend: Spend | null; lastAt: number | null; count: number };
 
-/** From this share of the budget (percent) the spend is a warning; core's `budget::WARN_PERCENT`. */
-export const WARN_PERCENT = 80;
-
-/**
- * Spend against the mission's hard budget, as core's `BudgetUse::of` says it (the CLI's
- * `mission show`): whole cents compared, the percent rounded down. Null without a spend
- * or a budget.
- */
-export function budgetUse(spent: number | null | undefined, budgetCents: number): BudgetUse | null {
-  if (spent === null || spent === undefined || !Number.isFinite(spent) || spent < 0 || budgetCents <= 0) return null;
-  const spentCents = Math.round(spent * 100);
-  const ratio = (spentCents / budgetCents) * 100;
-  const percent = Math.floor(ratio);
-  const level: BudgetLevel = spentCents > budgetCents ? "exceeded" : ratio > WARN_PERCENT ? "warning" : "ok";
-  const head = `${formatDollars(spent)} of ${formatCents(budgetCents)}`;
-  const text =
-    level === "exceeded"
-      ? `${head} — over the budget by ${formatCents(spentCents - budgetCents)} (${percent}%)`
-      : `${head} — ${percent}% of the budget`;
-  return { spentUsd: spent, budgetUsd: budgetCents / 100, percent, level, text };
-}

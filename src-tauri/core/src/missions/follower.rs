@@ -497,7 +497,9 @@ impl Follower {
         // Read before the records are written, so what they change reaches the
         // subscribers (a window subscribed before them holds the conversation without them).
         if inner.conversation.is_none() {
-            inner.conversation = Some(self.store.conversation(&w.record.session_id).await?.0);
+            let mut conversation = self.store.conversation(&w.record.session_id).await?.0;
+            conversation.set_budget(w.record.budget_cents);
+            inner.conversation = Some(conversation);
         }
         let appended = self
             .store

@@ -25,6 +25,7 @@ pub use grown::{Grown, TextAppended, TextClosed};
 
 pub use crate::missions::protocol::facts::{FileRef, RequestOption};
 use crate::missions::protocol::{self, MissionEvent};
+use crate::missions::spend::BudgetUse;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeSet, HashMap};
 use ts_rs::TS;
@@ -345,6 +346,9 @@ pub struct Conversation {
     /// Sources added since the last `take_changes`.
     new_sources: usize,
     source_urls: HashMap<String, usize>,
+    /// The mission's budget, when this is a mission's own conversation (a sub-agent's has
+    /// none): what the spend is judged against.
+    budget_cents: Option<u64>,
 }
 
 /// What one or more records changed.
@@ -389,6 +393,11 @@ pub struct ConversationFacts {
     #[serde(skip_serializing_if = "Option::is_none")]
     #[ts(optional)]
     pub report: Option<u32>,
+    /// The spend against the mission's budget, when both are known: the verdict (and its
+    /// words) the window shows as core says it, the same as the CLI's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub budget: Option<BudgetUse>,
 }
 
 /// The summary `mission show --json` and the window's answer cards read.
@@ -473,7 +482,13 @@ impl Conversation {
             activity: self.activity(),
             spent_usd: self.spent_usd(),
             report: self.report().map(|r| r.index),
+            budget: (self.budget_cents).and_then(|cents| BudgetUse::of(self.spent_usd(), cents)),
         }
+    }
+
+    /// Judges the spend against `cents`, the mission's budget.
+    pub fn set_budget(&mut self, cents: u64) {
+        self.budget_cents = Some(cents);
     }
 
     /// Spend so far in dollars: the steps' costs summed, or the total the service said.

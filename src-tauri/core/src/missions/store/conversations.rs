@@ -8,6 +8,7 @@ use crate::error::Result;
 use crate::missions::conversation::{
     Conversation, ConversationChanges, ConversationFacts, Item, ItemKind, Progress, Source,
 };
+use crate::missions::spend::BudgetUse;
 use crate::missions::store::{MissionStore, StoredEvent, db_err};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
@@ -315,6 +316,21 @@ fn catch_up(
 
 /// The figures, after catching up if the records moved on.
 fn facts_caught_up(c: &mut Connection, id: &str) -> Result<ConversationFacts> {
+    let mut facts = facts_as_kept(c, id)?;
+    let budget: Option<i64> = c
+        .query_row(
+            "SELECT budget_cents FROM missions WHERE session_id = ?1",
+            [id],
+            |r| r.get(0),
+        )
+        .optional()
+        .map_err(db_err)?;
+    facts.budget = budget.and_then(|cents| BudgetUse::of(facts.spent_usd, cents.max(0) as u64));
+    Ok(facts)
+}
+
+/// The figures as kept, after catching up if the records moved on.
+fn facts_as_kept(c: &mut Connection, id: &str) -> Result<ConversationFacts> {
     let behind = match kept(c, id)? {
         Some(k) => last_seq(c, id)? > k.upto,
         None => true,
@@ -359,6 +375,7 @@ impl StoredFacts {
             activity: self.activity,
             spent_usd: self.spent_usd,
             report: self.report,
+            budget: None,
         }
     }
 }
