@@ -11,6 +11,9 @@ use casebook_core::net::connection::Connection;
 use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
 use std::sync::{Arc, Mutex};
 
+/// The spend a subscriber heard last, and the verdict that came with it.
+type Heard = (f64, Option<BudgetUse>);
+
 #[tokio::test(flavor = "multi_thread")]
 async fn the_newest_spend_reaches_a_subscriber_even_on_a_record_that_changes_no_item() {
     for (protocol, percent, level) in [
@@ -41,7 +44,7 @@ async fn the_newest_spend_reaches_a_subscriber_even_on_a_record_that_changes_no_
             .await
             .unwrap();
         let follower = Follower::new(store.clone(), Arc::new(Quiet));
-        let heard: Arc<Mutex<Option<(f64, Option<BudgetUse>)>>> = Arc::default();
+        let heard: Arc<Mutex<Option<Heard>>> = Arc::default();
         let into = heard.clone();
         let sink = Box::new(move |u: MissionUpdate| {
             if let MissionUpdate::Items { changes } = u
