@@ -275,7 +275,7 @@ impl Agent {
     }
 
     /// Hands one task to a sub-agent, once, before the report (how 27 writes it, a task
-    /// or a paused turn, is the wire's: [`super::wire::V27`]).
+    /// or a paused turn, is the wire's: [`super::wire::v27::V27`]).
     pub fn delegating(mut self, on: bool) -> Self {
         self.delegate = on;
         self

@@ -51,7 +51,7 @@ pub fn load(path: &Path) -> std::io::Result<Option<EveSession>> {
                 break;
             };
             if proto == MissionProtocol::Eve27 && ev.kind != agent::PAUSE {
-                wire::render_v27(&mut st.v27, &ev);
+                wire::v27::render_v27(&mut st.v27, &ev);
             }
             if ev.kind == "agent.started"
                 && let Some(d) = delegated_by(&st, &ev)

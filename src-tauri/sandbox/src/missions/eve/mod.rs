@@ -88,7 +88,7 @@ pub struct St {
     cancel: bool,
     /// `session.completed` has been appended.
     pub ended_on_wire: bool,
-    v27: wire::V27,
+    v27: wire::v27::V27,
     /// `sessions/<id>.eve.ndjson`, when sessions are kept.
     file: Option<File>,
     /// 27: each follow-up's `idempotencyKey` and the delivery it made, so the same key
@@ -248,7 +248,7 @@ impl St {
             token: meta.token.clone(),
             cancel: false,
             ended_on_wire: false,
-            v27: wire::V27::new(meta.transition, meta.delegation_pause),
+            v27: wire::v27::V27::new(meta.transition, meta.delegation_pause),
             file: None,
             idempotent: HashMap::new(),
             children: Vec::new(),
@@ -475,7 +475,7 @@ impl EveSession {
             ev.data["continuationToken"] = json!(self.id);
         }
         let rec = match self.proto {
-            MissionProtocol::Eve27 => wire::render_v27(&mut st.v27, &ev),
+            MissionProtocol::Eve27 => wire::v27::render_v27(&mut st.v27, &ev),
             // A delegated call's own usage record is 27's: B counts it in its cumulative
             // usage only.
             _ if ev.kind == "usage.recorded" => None,
