@@ -84,3 +84,63 @@ fn at_fault(request: &Map<String, Value>, whole: &str) -> (String, String) {
     }
     ("".into(), format!("Not a fault request: {whole}."))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knobs::{EventIds, HeldShape};
+    use serde_json::json;
+
+    fn request(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn a_request_is_checked_whole_and_a_refused_one_names_its_field_and_changes_nothing() {
+        let h = Handle::default();
+        h.change(request(
+            json!({"eventIds": "opaque", "heldShape": "no-on", "agents": ["a"]}),
+        ))
+        .unwrap();
+        let before = h.knobs();
+        assert_eq!(before.event_ids, EventIds::Opaque);
+        assert_eq!(before.held_shape, HeldShape::NoOn);
+        for (bad, field) in [
+            (json!({"eventIDs": "all"}), "eventIDs"),
+            (json!({"delegate": true, "eventIds": "most"}), "eventIds"),
+            (json!({"latencyMs": -1}), "latencyMs"),
+            (json!({"successStatus": 204}), "successStatus"),
+            (json!({"spendPercent": 1001}), "spendPercent"),
+            (json!({"agents": ["v1"]}), "agents"),
+            (json!({"silenceAfter": 3}), "silenceAfter"),
+            (json!({"clear": "yes"}), "clear"),
+        ] {
+            let (named, said) = h.change(request(bad.clone())).unwrap_err();
+            assert_eq!(named, field, "{bad}: {said}");
+            assert_eq!(h.knobs(), before, "{bad} changed something");
+        }
+        // Fields left out stay; a companion given without its leader's partner resets.
+        h.change(request(json!({"silenceMs": 500, "silenceAfter": 4})))
+            .unwrap();
+        h.change(request(json!({"silenceMs": 700}))).unwrap();
+        let k = h.knobs();
+        assert_eq!((k.silence_ms, k.silence_after), (700, 0));
+        assert_eq!(k.event_ids, EventIds::Opaque);
+        // Off by a zero or a "none", as the endpoint always took them.
+        h.change(request(
+            json!({"spendPercent": 0, "hostileDocument": "none", "completionEvent": ""}),
+        ))
+        .unwrap();
+        let k = h.knobs();
+        assert_eq!(
+            (k.spend_percent, k.citations.hostile_document),
+            (None, None)
+        );
+        assert_eq!(k.completion_event, None);
+        h.change(request(json!({"clear": true}))).unwrap();
+        assert_eq!(h.knobs(), Knobs::default());
+    }
+}
