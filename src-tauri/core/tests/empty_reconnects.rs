@@ -10,7 +10,7 @@ use casebook_core::missions::client::{InvestigationClient, MissionSpec};
 use casebook_core::missions::protocol::{self, TurnEnd};
 use casebook_core::missions::stream::{WatchOptions, WatchUpdate};
 use casebook_core::net::connection::Connection;
-use casebook_sandbox::{MissionProtocol, Pace, RunningSandbox, SandboxConfig, start};
+use casebook_sandbox::{MissionProtocol, RunningSandbox};
 use std::time::Duration;
 
 const PROTOCOLS: [MissionProtocol; 4] = [
@@ -24,15 +24,7 @@ async fn sandbox(
     protocol: MissionProtocol,
     events: u64,
 ) -> (RunningSandbox, InvestigationClient, String) {
-    let s = start(SandboxConfig {
-        pace: Pace::Instant,
-        mission_pace_ms: Some(0),
-        mission_events: Some(events),
-        mission_protocol: protocol,
-        ..Default::default()
-    })
-    .await
-    .unwrap();
+    let s = casebook_testsupport::sandbox::missions(protocol, events).await;
     let c = InvestigationClient::new(
         Connection::new(s.base_url()).unwrap(),
         ApiKey::parse(s.key()).unwrap(),
