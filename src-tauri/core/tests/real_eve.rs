@@ -290,7 +290,8 @@ async fn an_answer_in_each_releases_form_resumes_the_mission_to_its_end() {
         assert_eq!(
             turn_end(&seen, &end),
             Some(TurnEnd::Waiting),
-            "{who}: {end:?}"
+            "{who}: {end:?} after {}",
+            kinds(&seen)
         );
         assert!(seen.conversation().pending().is_empty(), "{who}");
         assert_eq!(seen.status(), MissionStatus::Waiting, "{who}");
