@@ -61,22 +61,6 @@ pub enum ErrorFamily {
     Html,
 }
 
-impl ErrorFamily {
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "default" => Some(Self::Default),
-            "plain-error" => Some(Self::PlainError),
-            "nested" => Some(Self::Nested),
-            "message" => Some(Self::Message),
-            "detail" => Some(Self::Detail),
-            "problem" => Some(Self::Problem),
-            "text" => Some(Self::Text),
-            "html" => Some(Self::Html),
-            _ => None,
-        }
-    }
-}
-
 /// The citation service's variants; `Default` is the sandbox as it always was. Each is a
 /// knob ([`crate::knobs::Knobs`]) under the name it is serialized with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
@@ -208,12 +192,6 @@ pub enum HostileDocument {
     DrivePath,
     /// A symbolic link (unix mode bits in the central directory) to `/etc/passwd`.
     Symlink,
-}
-
-impl HostileDocument {
-    pub fn parse(name: &str) -> Option<Self> {
-        <Self as clap::ValueEnum>::from_str(name, false).ok()
-    }
 }
 
 /// What the bomb inflates to: one literal zero, then this many 258-byte copies.

@@ -64,38 +64,6 @@ pub enum CiteShape {
     Ibid,
 }
 
-impl CiteStyle {
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "library" | "default" => Some(Self::Library),
-            "existing" => Some(Self::Existing),
-            _ => None,
-        }
-    }
-}
-
-impl Placement {
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "end" | "default" => Some(Self::End),
-            "inside" => Some(Self::Inside),
-            _ => None,
-        }
-    }
-}
-
-impl CiteShape {
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "author-year" | "default" => Some(Self::AuthorYear),
-            "numeric" => Some(Self::Numeric),
-            "bracketed" => Some(Self::Bracketed),
-            "ibid" => Some(Self::Ibid),
-            _ => None,
-        }
-    }
-}
-
 /// One work a citation can point at.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Source {

@@ -39,20 +39,19 @@ impl Handle {
                 _ => {}
             }
         }
-        let mut merged = {
-            let now = self.knobs();
-            let base = if clear {
-                Knobs {
-                    mission_seed: now.mission_seed,
-                    ..self.0.defaults.clone()
-                }
-            } else {
-                now
-            };
-            match serde_json::to_value(base) {
-                Ok(Value::Object(m)) => m,
-                _ => unreachable!("knobs serialize to an object"),
+        // Merged, checked and written under one lock, so a counted fault a request takes
+        // meanwhile is not put back.
+        let mut k = self.lock();
+        let base = if clear {
+            Knobs {
+                mission_seed: k.mission_seed,
+                ..self.0.defaults.clone()
             }
+        } else {
+            k.clone()
+        };
+        let Ok(Value::Object(mut merged)) = serde_json::to_value(base) else {
+            unreachable!("knobs serialize to an object")
         };
         for (field, value) in &request {
             if !merged.contains_key(field) {
@@ -63,9 +62,8 @@ impl Handle {
         let knobs: Knobs = serde_json::from_value(Value::Object(merged))
             .map_err(|e| at_fault(&request, &e.to_string()))?;
         knobs.check().map_err(|(f, m)| (f.to_owned(), m))?;
-        let reseeded = request.contains_key("missionSeed");
-        self.set(|k| *k = knobs);
-        if reseeded {
+        *k = knobs;
+        if request.contains_key("missionSeed") {
             self.0
                 .missions_seeded
                 .store(0, std::sync::atomic::Ordering::SeqCst);
