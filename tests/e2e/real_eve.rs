@@ -125,8 +125,10 @@ async fn real_eve_is_followed_to_its_report_and_its_questions_and_approvals_answ
         let url = source.attr("data-url").await.unwrap().unwrap_or_default();
         assert!(url.starts_with("https://"), "{url}");
     }
-    let report = r.last_reply().await;
-    assert!(report.contains("Findings"), "{report:?}");
+    r.until("the report drawn as the reply", || async {
+        r.last_reply().await.contains("Findings")
+    })
+    .await;
     r.close_mission_window().await;
 
     // A question answered by a click on one of eve's options: its ids are its labels.
@@ -153,11 +155,11 @@ async fn real_eve_is_followed_to_its_report_and_its_questions_and_approvals_answ
     );
     let outcome = first_text(&r.app, "[data-testid=input-outcome]").await;
     assert!(outcome.contains("Last decade"), "{outcome}");
-    let reply = r.last_reply().await;
-    assert!(
-        reply.contains("Last decade"),
-        "the model quotes the answer: {reply}"
-    );
+    // The status and the reply are drawn apart: the reply may come a frame later.
+    r.until("the model quoting the answer", || async {
+        r.last_reply().await.contains("Last decade")
+    })
+    .await;
     r.close_mission_window().await;
 
     // The same question answered by typing.
@@ -174,7 +176,10 @@ async fn real_eve_is_followed_to_its_report_and_its_questions_and_approvals_answ
     r.until_status("waiting", "the typed answer's turn").await;
     let outcome = first_text(&r.app, "[data-testid=input-outcome]").await;
     assert!(outcome.contains(typed), "{outcome}");
-    assert!(r.last_reply().await.contains(typed));
+    r.until("the model quoting the typed answer", || async {
+        r.last_reply().await.contains(typed)
+    })
+    .await;
     r.close_mission_window().await;
 
     // An approval approved, and one denied: eve names no style, the window draws them.
