@@ -17,6 +17,9 @@ mod common;
 use casebook_sandbox::{
     CiteShape, CiteStyle, CiteVariants, ErrorFamily, Placement, RunningSandbox, SandboxConfig,
 };
+use casebook_testsupport::files::{fixture, padded, patch, python, python_tool, root};
+use casebook_testsupport::sandbox::Blocking;
+use common::{against, ok};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -24,23 +27,10 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-const BIN: &str = env!("CARGO_BIN_EXE_casebook");
-
 /// The card's words, printed before citing a document Casebook finds no References in.
 const NOTE: &str = "No References section found. The service may refuse this document, or add a References section of its own.";
 /// The sandbox's refusal under `requireReferences`.
 const REFUSAL: &str = "No References section was found; the service cites only from the document's own reference list.";
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// A real document from `tests/data` (copied from `../shared/fixtures/`).
-fn fixture(rel: &str) -> PathBuf {
-    let p = root().join("tests/data").join(rel);
-    assert!(p.exists(), "missing {}", p.display());
-    p
-}
 
 /// The python-pptx deck with speaker notes and a References slide
 /// (`core/tests/data/cite/make_notes_deck.py`).
@@ -49,32 +39,18 @@ fn notes_deck() -> PathBuf {
 }
 
 /// The sandbox in-process, on a runtime of its own, so the tests can block on the CLI.
-struct Service {
-    rt: Option<tokio::runtime::Runtime>,
-    sandbox: Option<RunningSandbox>,
-}
+struct Service(Blocking);
 
 impl Service {
     fn start(variants: CiteVariants) -> Service {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let sandbox = rt
-            .block_on(casebook_sandbox::start(SandboxConfig {
-                citations: variants,
-                ..Default::default()
-            }))
-            .unwrap();
-        Service {
-            rt: Some(rt),
-            sandbox: Some(sandbox),
-        }
+        Service(Blocking::start(SandboxConfig {
+            citations: variants,
+            ..Default::default()
+        }))
     }
 
     fn sandbox(&self) -> &RunningSandbox {
-        self.sandbox.as_ref().unwrap()
+        self.0.sandbox()
     }
 
     fn set(&self, variants: CiteVariants) {
@@ -83,16 +59,9 @@ impl Service {
 
     /// `casebook --base-url URL ARGS…` with the sandbox's key.
     fn command(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::new(BIN);
-        cmd.arg("--base-url")
-            .arg(self.sandbox().base_url())
-            .args(args)
-            .env_remove("CASEBOOK_BASE_URL")
-            .env_remove("CASEBOOK_INVESTIGATIONS_KEY")
-            .env("CASEBOOK_CITATIONS_KEY", self.sandbox().key())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        let mut cmd = against(self.sandbox().base_url(), args);
+        cmd.env_remove("CASEBOOK_INVESTIGATIONS_KEY")
+            .env("CASEBOOK_CITATIONS_KEY", self.sandbox().key());
         cmd
     }
 
@@ -111,30 +80,6 @@ impl Service {
         feed.join().unwrap();
         out
     }
-}
-
-impl Drop for Service {
-    /// Stops the sandbox, not waiting long for requests it still holds (a cancelled
-    /// cite's connection may be in a 30-second hold).
-    fn drop(&mut self) {
-        let rt = self.rt.take().unwrap();
-        if let Some(s) = self.sandbox.take() {
-            rt.block_on(async {
-                let _ = tokio::time::timeout(Duration::from_secs(2), s.stop()).await;
-            });
-        }
-        rt.shutdown_timeout(Duration::from_secs(1));
-    }
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
 }
 
 fn stderr(out: &Output) -> String {
@@ -225,17 +170,7 @@ fn without(text: &str, cut: &[String]) -> String {
 
 /// What python-docx / python-pptx see in each file (`office_check.py`'s report).
 fn office_report(paths: &[&Path]) -> Vec<Value> {
-    let python = root().join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/install-tools.sh for python-docx/pptx (make test does)",
-        python.display()
-    );
-    let out = Command::new(python)
-        .arg(root().join("tests/tools/office_check.py"))
-        .args(paths)
-        .output()
-        .unwrap();
+    let out = python_tool("office_check.py").args(paths).output().unwrap();
     let report: Vec<Value> = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("office_check: {e}: {}", stderr(&out)));
     assert!(
@@ -330,30 +265,6 @@ const ENTRIES: [&str; 3] = [
     "Lee, A., Park, B., &amp; Kim, C. (2020). Hospital admissions in summer. Health Reports.",
 ];
 
-/// The package `bytes` with each named part's text replaced as `edits` say.
-fn patch(bytes: &[u8], edits: &[(&str, &str, &str)]) -> Vec<u8> {
-    let mut zin = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
-    let mut zout = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let opts = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    for i in 0..zin.len() {
-        let mut f = zin.by_index(i).unwrap();
-        let name = f.name().to_owned();
-        let mut data = Vec::new();
-        f.read_to_end(&mut data).unwrap();
-        for (part, from, to) in edits {
-            if *part == name {
-                let text = String::from_utf8(data).unwrap();
-                assert!(text.contains(from), "{part} has no {from:?}");
-                data = text.replacen(from, to, 1).into_bytes();
-            }
-        }
-        zout.start_file(name, opts).unwrap();
-        zout.write_all(&data).unwrap();
-    }
-    zout.finish().unwrap().into_inner()
-}
-
 /// The real long-lorem-endnote.docx (33 paragraphs of sentences) with a References
 /// heading and [`ENTRIES`] at the end of its body, written to `dir/name`.
 fn lorem_with_references(dir: &Path, name: &str) -> PathBuf {
@@ -378,17 +289,8 @@ fn lorem_with_references(dir: &Path, name: &str) -> PathBuf {
 /// takes a while and fills the connection when the service does not read.
 fn padded_docx(dir: &Path, extra: usize) -> PathBuf {
     let original = std::fs::read(fixture("docx/headings-lorem-multirun.docx")).unwrap();
-    let mut from = zip::ZipArchive::new(std::io::Cursor::new(original)).unwrap();
-    let mut to = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for i in 0..from.len() {
-        to.raw_copy_file(from.by_index_raw(i).unwrap()).unwrap();
-    }
-    let stored =
-        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    to.start_file("word/media/padding.bin", stored).unwrap();
-    to.write_all(&vec![0u8; extra]).unwrap();
     let p = dir.join("large.docx");
-    std::fs::write(&p, to.finish().unwrap().into_inner()).unwrap();
+    std::fs::write(&p, padded(&original, extra)).unwrap();
     p
 }
 
@@ -1430,7 +1332,7 @@ for el in body.iter():
         out.append([el.get(qn('w:instr')), ''.join(t.text or '' for t in el.iter(qn('w:t')))])
 print(out)
 "#;
-    let run = Command::new(root().join(".venv/bin/python"))
+    let run = Command::new(python())
         .args(["-c", script])
         .arg(docx)
         .output()

@@ -1,10 +1,10 @@
 //! The CLI's main paths against the sandbox, and its keys against the real keyring.
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+mod common;
 
-const BIN: &str = env!("CARGO_BIN_EXE_casebook");
+use common::{BIN, fed, ok};
+use std::path::Path;
+use std::process::{Command, Output};
 
 fn casebook(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output {
     let mut cmd = Command::new(BIN);
@@ -14,37 +14,11 @@ fn casebook(args: &[&str], env: &[(&str, &str)], stdin: Option<&str>) -> Output 
         .env_remove("CASEBOOK_INVESTIGATIONS_KEY")
         .env("CASEBOOK_SANDBOX_PACE", "instant")
         // A history of its own unless the test shares one; never the user's.
-        .env("CASEBOOK_DATA_DIR", tempfile::tempdir().unwrap().keep())
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env("CASEBOOK_DATA_DIR", tempfile::tempdir().unwrap().keep());
     for (k, v) in env {
         cmd.env(k, v);
     }
-    let mut child = cmd.spawn().unwrap();
-    if let Some(text) = stdin {
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-    }
-    child.wait_with_output().unwrap()
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
+    fed(&mut cmd, stdin)
 }
 
 #[test]

@@ -19,16 +19,12 @@ use casebook_core::net::connection::Connection;
 use casebook_sandbox::{
     CiteShape, CiteStyle, CiteVariants, Placement, RunningSandbox, SandboxConfig,
 };
+use casebook_testsupport::files::{python_tool, root};
+use casebook_testsupport::sandbox::Blocking;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-
-const BIN: &str = env!("CARGO_BIN_EXE_casebook");
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use std::process::Output;
 
 /// The corpus's files, as its README lists them; every file there must be listed.
 fn corpus() -> Vec<PathBuf> {
@@ -126,61 +122,36 @@ fn modes() -> Vec<CiteMode> {
 }
 
 struct Service {
-    rt: tokio::runtime::Runtime,
-    sandbox: Option<RunningSandbox>,
+    rt: Blocking,
     client: CitationClient,
 }
 
 impl Service {
     fn start() -> Service {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let sandbox = rt
-            .block_on(casebook_sandbox::start(SandboxConfig {
-                // Hundreds of requests in a minute: the rate limit is not what is tested.
-                rate_limit: casebook_sandbox::RateLimit {
-                    per_minute: 100_000,
-                    ..Default::default()
-                },
+        let rt = Blocking::start(SandboxConfig {
+            // Hundreds of requests in a minute: the rate limit is not what is tested.
+            rate_limit: casebook_sandbox::RateLimit {
+                per_minute: 100_000,
                 ..Default::default()
-            }))
-            .unwrap();
+            },
+            ..Default::default()
+        });
         let client = CitationClient::new(
-            Connection::new(sandbox.base_url()).unwrap(),
-            ApiKey::parse(sandbox.key()).unwrap(),
+            Connection::new(rt.sandbox().base_url()).unwrap(),
+            ApiKey::parse(rt.sandbox().key()).unwrap(),
         );
-        Service {
-            rt,
-            sandbox: Some(sandbox),
-            client,
-        }
+        Service { rt, client }
     }
 
     fn sandbox(&self) -> &RunningSandbox {
-        self.sandbox.as_ref().unwrap()
+        self.rt.sandbox()
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        Command::new(BIN)
-            .arg("--base-url")
-            .arg(self.sandbox().base_url())
-            .args(args)
-            .env_remove("CASEBOOK_BASE_URL")
+        common::against(self.sandbox().base_url(), args)
             .env("CASEBOOK_CITATIONS_KEY", self.sandbox().key())
-            .stdin(Stdio::null())
             .output()
             .unwrap()
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        if let Some(s) = self.sandbox.take() {
-            self.rt.block_on(s.stop());
-        }
     }
 }
 
@@ -373,18 +344,11 @@ fn every_corpus_document_is_parsed_and_cited_in_every_mode_and_each_output_holds
     }
 
     // python-docx / python-pptx, and the package checks, in one run for every output.
-    let python = root().join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/install-tools.sh for python-docx/pptx (make test does)",
-        python.display()
-    );
     let pairs: Vec<String> = outputs
         .iter()
         .map(|(o, c, _)| format!("{}={}", o.display(), c.display()))
         .collect();
-    let run = Command::new(&python)
-        .arg(root().join("tests/tools/corpus_check.py"))
+    let run = python_tool("corpus_check.py")
         .args(&pairs)
         .output()
         .unwrap();

@@ -7,14 +7,15 @@
 //! is checked byte by byte. Off a terminal, `--json` keeps the exact values and a
 //! cited essay on a pipe stays byte for byte what the service answered.
 
-use casebook_sandbox::{MissionProtocol, Pace, RunningSandbox, SandboxConfig};
+mod common;
+
+use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
+use casebook_testsupport::files::fixture;
+use casebook_testsupport::sandbox::Blocking;
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output, Stdio};
-use std::time::Duration;
-
-const BIN: &str = env!("CARGO_BIN_EXE_casebook");
 
 /// Everything a hostile server might send a terminal: a title and a clipboard write
 /// (OSC 0, OSC 52), clearing the screen, a device-status request (its answer would be
@@ -128,46 +129,31 @@ fn on_terminal(cmd: &mut Command, stdin: Option<&str>) -> (std::process::ExitSta
 
 /// The sandbox in-process, on a runtime of its own, so the test can block on the CLI.
 struct Service {
-    rt: Option<tokio::runtime::Runtime>,
-    sandbox: Option<RunningSandbox>,
+    service: Blocking,
     data: tempfile::TempDir,
 }
 
 impl Service {
     fn start(protocol: MissionProtocol) -> Service {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let sandbox = rt
-            .block_on(casebook_sandbox::start(SandboxConfig {
+        Service {
+            service: Blocking::start(SandboxConfig {
                 pace: Pace::Instant,
                 mission_pace_ms: Some(0),
                 mission_events: Some(30),
                 mission_protocol: protocol,
                 ..Default::default()
-            }))
-            .unwrap();
-        Service {
-            rt: Some(rt),
-            sandbox: Some(sandbox),
+            }),
             data: tempfile::tempdir().unwrap(),
         }
     }
 
     /// `casebook --base-url URL ARGS…` with the sandbox's keys and a history of its own.
     fn command(&self, args: &[&str]) -> Command {
-        let s = self.sandbox.as_ref().unwrap();
-        let mut cmd = Command::new(BIN);
-        cmd.arg("--base-url")
-            .arg(s.base_url())
-            .args(args)
-            .env_remove("CASEBOOK_BASE_URL")
-            .env("CASEBOOK_CITATIONS_KEY", s.key())
+        let s = self.service.sandbox();
+        let mut cmd = common::against(s.base_url(), args);
+        cmd.env("CASEBOOK_CITATIONS_KEY", s.key())
             .env("CASEBOOK_INVESTIGATIONS_KEY", s.key())
-            .env("CASEBOOK_DATA_DIR", self.data.path())
-            .stdin(Stdio::null());
+            .env("CASEBOOK_DATA_DIR", self.data.path());
         cmd
     }
 
@@ -176,45 +162,8 @@ impl Service {
     }
 
     fn piped(&self, args: &[&str], stdin: Option<&str>) -> Output {
-        let mut child = self
-            .command(args)
-            .stdin(if stdin.is_some() {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        if let Some(text) = stdin {
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(text.as_bytes())
-                .unwrap();
-        }
-        child.wait_with_output().unwrap()
+        common::fed(&mut self.command(args), stdin)
     }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        let rt = self.rt.take().unwrap();
-        if let Some(s) = self.sandbox.take() {
-            rt.block_on(async {
-                let _ = tokio::time::timeout(Duration::from_secs(2), s.stop()).await;
-            });
-        }
-        rt.shutdown_timeout(Duration::from_secs(1));
-    }
-}
-
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data")
-        .join(rel)
 }
 
 /// The package `bytes` with one part's text edited by `edit`.

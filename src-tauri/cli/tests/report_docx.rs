@@ -5,36 +5,26 @@
 
 mod common;
 
-use casebook_sandbox::{CiteVariants, MissionProtocol, Pace, RunningSandbox, SandboxConfig};
+use casebook_sandbox::{CiteVariants, MissionProtocol, Pace, SandboxConfig};
+use casebook_testsupport::files::python_tool;
+use casebook_testsupport::sandbox::Blocking;
+use common::{against, ok};
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
-use std::time::Duration;
-
-const BIN: &str = env!("CARGO_BIN_EXE_casebook");
+use std::path::Path;
+use std::process::Output;
 const OBJECTIVE: &str = "Does urban heat raise hospital admissions?";
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
 
 /// The sandbox in-process, speaking eve as the app's does, and citing only documents
 /// with their own References.
 struct Service {
-    rt: tokio::runtime::Runtime,
-    sandbox: Option<RunningSandbox>,
+    service: Blocking,
     data: tempfile::TempDir,
 }
 
 impl Service {
     fn start() -> Self {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let sandbox = rt
-            .block_on(casebook_sandbox::start(SandboxConfig {
+        Self {
+            service: Blocking::start(SandboxConfig {
                 pace: Pace::Instant,
                 // The app's default generation, whose reports link their sources.
                 mission_protocol: MissionProtocol::EveA,
@@ -43,51 +33,20 @@ impl Service {
                     ..Default::default()
                 },
                 ..Default::default()
-            }))
-            .unwrap();
-        Self {
-            rt,
-            sandbox: Some(sandbox),
+            }),
             data: tempfile::tempdir().unwrap(),
         }
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        let s = self.sandbox.as_ref().unwrap();
-        Command::new(BIN)
-            .arg("--base-url")
-            .arg(s.base_url())
-            .args(args)
-            .env_remove("CASEBOOK_BASE_URL")
+        let s = self.service.sandbox();
+        against(s.base_url(), args)
             .env("CASEBOOK_CITATIONS_KEY", s.key())
             .env("CASEBOOK_INVESTIGATIONS_KEY", s.key())
             .env("CASEBOOK_DATA_DIR", self.data.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
             .output()
             .unwrap()
     }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        if let Some(s) = self.sandbox.take() {
-            self.rt.block_on(async {
-                let _ = tokio::time::timeout(Duration::from_secs(2), s.stop()).await;
-            });
-        }
-    }
-}
-
-fn ok(out: &Output) -> String {
-    assert!(
-        out.status.success(),
-        "exit {:?}: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout.clone()).unwrap()
 }
 
 /// The sources the mission found, in order, as its Markdown transcript lists them.
@@ -102,17 +61,7 @@ fn sources(transcript: &str) -> Vec<String> {
 
 /// What python-docx reads in `docx`.
 fn python_docx(docx: &Path) -> Value {
-    let python = root().join(".venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: run scripts/install-tools.sh for python-docx (make test does)",
-        python.display()
-    );
-    let out = Command::new(python)
-        .arg(root().join("tests/tools/report_check.py"))
-        .arg(docx)
-        .output()
-        .unwrap();
+    let out = python_tool("report_check.py").arg(docx).output().unwrap();
     assert!(
         out.status.success(),
         "python-docx could not read {}: {}",

@@ -3,67 +3,34 @@
 //! symbolic link. Each is refused as bad input (exit 5) in plain words, and nothing is
 //! written: no output file, no temporary left beside it.
 
+mod common;
+
 use casebook_sandbox::cite_variants::HostileDocument;
-use casebook_sandbox::{CiteVariants, RunningSandbox, SandboxConfig};
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use casebook_sandbox::{CiteVariants, SandboxConfig};
+use casebook_testsupport::files::fixture;
+use casebook_testsupport::sandbox::Blocking;
+use std::path::Path;
+use std::process::Output;
 
-const BIN: &str = env!("CARGO_BIN_EXE_casebook");
-
-fn fixture(rel: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data")
-        .join(rel);
-    assert!(p.exists(), "missing {}", p.display());
-    p
-}
-
-struct Service {
-    rt: tokio::runtime::Runtime,
-    sandbox: Option<RunningSandbox>,
-}
+struct Service(Blocking);
 
 impl Service {
     fn start(hostile: HostileDocument) -> Service {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        let sandbox = rt
-            .block_on(casebook_sandbox::start(SandboxConfig {
-                citations: CiteVariants {
-                    hostile_document: Some(hostile),
-                    ..Default::default()
-                },
+        Service(Blocking::start(SandboxConfig {
+            citations: CiteVariants {
+                hostile_document: Some(hostile),
                 ..Default::default()
-            }))
-            .unwrap();
-        Service {
-            rt,
-            sandbox: Some(sandbox),
-        }
+            },
+            ..Default::default()
+        }))
     }
 
     fn run(&self, args: &[&str]) -> Output {
-        let s = self.sandbox.as_ref().unwrap();
-        Command::new(BIN)
-            .arg("--base-url")
-            .arg(s.base_url())
-            .args(args)
-            .env_remove("CASEBOOK_BASE_URL")
+        let s = self.0.sandbox();
+        common::against(s.base_url(), args)
             .env("CASEBOOK_CITATIONS_KEY", s.key())
-            .stdin(Stdio::null())
             .output()
             .unwrap()
-    }
-}
-
-impl Drop for Service {
-    fn drop(&mut self) {
-        if let Some(s) = self.sandbox.take() {
-            self.rt.block_on(s.stop());
-        }
     }
 }
 

@@ -5,6 +5,7 @@
 // exempt: a scenario reads top to bottom.
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
+pub mod files;
 pub mod keyring;
 pub mod real_eve;
 pub mod sandbox;

@@ -16,3 +16,53 @@ pub async fn missions(protocol: MissionProtocol, events: u64) -> RunningSandbox 
     .await
     .expect("a sandbox starts on loopback")
 }
+
+/// A sandbox on a runtime of its own, for tests that block on the `casebook` binary: the
+/// sandbox keeps answering while the test waits for the child.
+pub struct Blocking {
+    rt: Option<tokio::runtime::Runtime>,
+    sandbox: Option<RunningSandbox>,
+}
+
+impl Blocking {
+    pub fn start(config: SandboxConfig) -> Self {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .expect("a runtime for the sandbox");
+        let sandbox = rt
+            .block_on(casebook_sandbox::start(config))
+            .expect("a sandbox starts on loopback");
+        Self {
+            rt: Some(rt),
+            sandbox: Some(sandbox),
+        }
+    }
+
+    pub fn sandbox(&self) -> &RunningSandbox {
+        self.sandbox.as_ref().expect("running until dropped")
+    }
+
+    /// Runs `work` on the sandbox's runtime (a client in this process, say).
+    pub fn block_on<F: std::future::Future>(&self, work: F) -> F::Output {
+        self.rt
+            .as_ref()
+            .expect("running until dropped")
+            .block_on(work)
+    }
+}
+
+impl Drop for Blocking {
+    /// Stops the sandbox, not waiting long for requests it still holds (a cancelled
+    /// cite's connection may be in a 30-second hold).
+    fn drop(&mut self) {
+        let Some(rt) = self.rt.take() else { return };
+        if let Some(s) = self.sandbox.take() {
+            rt.block_on(async {
+                let _ = tokio::time::timeout(std::time::Duration::from_secs(2), s.stop()).await;
+            });
+        }
+        rt.shutdown_timeout(std::time::Duration::from_secs(1));
+    }
+}

@@ -10,18 +10,49 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_casebook");
 /// `casebook --base-url URL ARGS` with the investigations key, its own data folder, no
 /// key from the environment for the other service, and no stdin.
 pub fn casebook(args: &[&str], url: &str, key: &str, data: &Path) -> Command {
+    let mut c = against(url, args);
+    c.env_remove("CASEBOOK_CITATIONS_KEY")
+        .env("CASEBOOK_INVESTIGATIONS_KEY", key)
+        .env("CASEBOOK_DATA_DIR", data);
+    c
+}
+
+/// `casebook --base-url URL ARGS`, with no address from the environment, no stdin, and
+/// its output captured; the caller adds the keys and the data folder it means.
+pub fn against(url: &str, args: &[&str]) -> Command {
     let mut c = Command::new(BIN);
     c.arg("--base-url")
         .arg(url)
         .args(args)
         .env_remove("CASEBOOK_BASE_URL")
-        .env_remove("CASEBOOK_CITATIONS_KEY")
-        .env("CASEBOOK_INVESTIGATIONS_KEY", key)
-        .env("CASEBOOK_DATA_DIR", data)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     c
+}
+
+/// Runs `cmd` to its end with `stdin` written to it (or none), its output captured.
+pub fn fed(cmd: &mut Command, stdin: Option<&str>) -> Output {
+    let mut child = cmd
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if let Some(text) = stdin {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    child.wait_with_output().unwrap()
 }
 
 /// A sandbox's address and key, and the data folder commands run with.
