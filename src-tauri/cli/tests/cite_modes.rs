@@ -17,7 +17,7 @@ mod common;
 use casebook_sandbox::{
     CiteShape, CiteStyle, CiteVariants, ErrorFamily, Placement, RunningSandbox, SandboxConfig,
 };
-use casebook_testsupport::files::{fixture, padded, patch, python, python_tool, root};
+use casebook_testsupport::files::{fixture, padded, patch, python, python_tool, root, soffice};
 use casebook_testsupport::sandbox::Blocking;
 use common::{against, ok};
 use serde_json::Value;
@@ -196,7 +196,7 @@ static SOFFICE: Mutex<()> = Mutex::new(());
 fn libreoffice(path: &Path, format: &str, ext: &str) -> String {
     let _one = SOFFICE.lock().unwrap_or_else(|p| p.into_inner());
     let out_dir = tempfile::tempdir().unwrap();
-    let run = common::soffice(&[path], format, out_dir.path());
+    let run = soffice(&[path], format, out_dir.path());
     let converted = out_dir
         .path()
         .join(Path::new(path.file_name().unwrap()).with_extension(ext));

@@ -19,7 +19,7 @@ use casebook_core::net::connection::Connection;
 use casebook_sandbox::{
     CiteShape, CiteStyle, CiteVariants, Placement, RunningSandbox, SandboxConfig,
 };
-use casebook_testsupport::files::{python_tool, root};
+use casebook_testsupport::files::{python_tool, root, soffice};
 use casebook_testsupport::sandbox::Blocking;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -400,7 +400,7 @@ fn every_corpus_document_is_parsed_and_cited_in_every_mode_and_each_output_holds
     // LibreOffice: every output converted to PDF in one run.
     let pdf_dir = tempfile::tempdir().unwrap();
     let cited: Vec<&Path> = outputs.iter().map(|(_, c, _)| c.as_path()).collect();
-    common::soffice(&cited, "pdf", pdf_dir.path());
+    soffice(&cited, "pdf", pdf_dir.path());
     for (original, cited, mode) in &outputs {
         let pdf = pdf_dir
             .path()

@@ -6,7 +6,7 @@
 mod common;
 
 use casebook_sandbox::{CiteVariants, MissionProtocol, Pace, SandboxConfig};
-use casebook_testsupport::files::python_tool;
+use casebook_testsupport::files::{python_tool, soffice};
 use casebook_testsupport::sandbox::Blocking;
 use common::{against, ok};
 use serde_json::Value;
@@ -74,7 +74,7 @@ fn python_docx(docx: &Path) -> Value {
 /// The text of `docx` as LibreOffice headless converts it.
 fn libreoffice_text(docx: &Path) -> String {
     let out_dir = tempfile::tempdir().unwrap();
-    common::soffice(&[docx], "txt:Text (encoded):UTF8", out_dir.path());
+    soffice(&[docx], "txt:Text (encoded):UTF8", out_dir.path());
     let txt = out_dir
         .path()
         .join(docx.with_extension("txt").file_name().unwrap());

@@ -9,43 +9,15 @@ mod common;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use casebook_sandbox::{CiteVariants, ErrorFamily, RunningSandbox, SandboxConfig, start};
+use casebook_testsupport::files::{fixture_bytes, patch, root};
 use common::*;
 use serde_json::{Value, json};
-use std::io::{Cursor, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{Cursor, Read};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
 fn fixture(rel: &str) -> Vec<u8> {
-    let p = root().join("tests/data").join(rel);
-    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-/// The package with each named part's text replaced as `edits` say.
-fn patch(bytes: &[u8], edits: &[(&str, &str, &str)]) -> Vec<u8> {
-    let mut zin = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();
-    let mut zout = zip::ZipWriter::new(Cursor::new(Vec::new()));
-    let opts = zip::write::SimpleFileOptions::default()
-        .compression_method(zip::CompressionMethod::Deflated);
-    for i in 0..zin.len() {
-        let mut f = zin.by_index(i).unwrap();
-        let name = f.name().to_owned();
-        let mut data = Vec::new();
-        f.read_to_end(&mut data).unwrap();
-        for (part, from, to) in edits {
-            if *part == name {
-                let text = String::from_utf8(data).unwrap();
-                assert!(text.contains(from), "{part} has no {from:?}");
-                data = text.replacen(from, to, 1).into_bytes();
-            }
-        }
-        zout.start_file(name, opts).unwrap();
-        zout.write_all(&data).unwrap();
-    }
-    zout.finish().unwrap().into_inner()
+    fixture_bytes(rel)
 }
 
 fn part(bytes: &[u8], name: &str) -> Option<String> {
@@ -877,16 +849,6 @@ async fn unknown_variant_names_are_refused() {
     assert_eq!(sb.knobs().get(|k| k.citations), CiteVariants::default());
     let _ = ErrorFamily::Default;
     sb.stop().await;
-}
-
-/// Kills the child it holds when dropped, so a failing test leaves no sandbox behind.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[tokio::test]

@@ -67,16 +67,6 @@ async fn mission_pace_ms_is_the_pace_of_missions_that_do_not_ask() {
     sb.stop().await;
 }
 
-/// Stops the child sandbox even when an assertion fails.
-struct Child(std::process::Child);
-
-impl Drop for Child {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[tokio::test]
 async fn the_binary_takes_mission_events_and_mission_pace_ms() {
     // Realistic pace would take half a minute; --mission-pace-ms 0 makes it instant.

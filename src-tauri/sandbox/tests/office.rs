@@ -5,9 +5,9 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use casebook_sandbox::{SandboxConfig, start};
+use casebook_testsupport::files::{python_tool, soffice};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -25,15 +25,6 @@ fn fixtures() -> Vec<PathBuf> {
     }
     out.sort();
     out
-}
-
-fn python() -> PathBuf {
-    let p = root().join(".venv/bin/python");
-    assert!(
-        p.exists(),
-        "python-docx/pptx venv missing: run scripts/install-tools.sh (make test does)"
-    );
-    p
 }
 
 /// "(Author, 2017)" or "(A, 2017; B et al., 2019)".
@@ -88,8 +79,7 @@ async fn cited_fixtures_open_in_python_docx_pptx_and_libreoffice() {
         ));
     }
 
-    let output = Command::new(python())
-        .arg(root().join("tests/tools/office_check.py"))
+    let output = python_tool("office_check.py")
         .args(written.iter().map(|(p, _)| p))
         .output()
         .unwrap();
@@ -148,28 +138,7 @@ async fn cited_fixtures_open_in_python_docx_pptx_and_libreoffice() {
 
     // LibreOffice converts each to PDF: it could read the package.
     let pdfs = tempfile::tempdir().unwrap();
-    let profile = tempfile::tempdir().unwrap();
-    let status = Command::new("soffice")
-        .arg(format!(
-            "-env:UserInstallation=file://{}",
-            profile.path().display()
-        ))
-        .args([
-            "--headless",
-            "--norestore",
-            "--convert-to",
-            "pdf",
-            "--outdir",
-        ])
-        .arg(pdfs.path())
-        .args(written.iter().map(|(p, _)| p))
-        .output()
-        .expect("LibreOffice (soffice) is installed");
-    assert!(
-        status.status.success(),
-        "soffice failed: {}",
-        String::from_utf8_lossy(&status.stderr)
-    );
+    soffice(written.iter().map(|(p, _)| p), "pdf", pdfs.path());
     for (path, _) in &written {
         let pdf = pdfs
             .path()

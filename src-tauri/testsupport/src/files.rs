@@ -1,9 +1,10 @@
 //! The checkout's shared test documents, the Python tools that judge what Casebook
 //! wrote, and packages edited the ways the suites need.
 
+use std::ffi::OsStr;
 use std::io::{Cursor, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Output};
 
 /// The checkout's root (this crate is `src-tauri/testsupport`).
 pub fn root() -> PathBuf {
@@ -80,4 +81,36 @@ pub fn padded(original: &[u8], extra: usize) -> Vec<u8> {
     to.start_file("word/media/padding.bin", stored).unwrap();
     to.write_all(&vec![0u8; extra]).unwrap();
     to.finish().unwrap().into_inner()
+}
+
+/// LibreOffice headless converting `files` to `format` (`pdf`, `txt:Text (encoded):UTF8`,
+/// `fodp`) into `out_dir`, with a profile of its own so runs never share one.
+pub fn soffice<P: AsRef<OsStr>>(
+    files: impl IntoIterator<Item = P>,
+    format: &str,
+    out_dir: &Path,
+) -> Output {
+    let profile = tempfile::tempdir().unwrap();
+    let run = Command::new("soffice")
+        .arg(format!(
+            "-env:UserInstallation=file://{}",
+            profile.path().display()
+        ))
+        .args([
+            "--headless",
+            "--norestore",
+            "--convert-to",
+            format,
+            "--outdir",
+        ])
+        .arg(out_dir)
+        .args(files)
+        .output()
+        .expect("LibreOffice (soffice) is installed");
+    assert!(
+        run.status.success(),
+        "soffice failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    run
 }

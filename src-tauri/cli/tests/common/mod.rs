@@ -129,34 +129,6 @@ pub fn ok(out: &Output) -> String {
     String::from_utf8(out.stdout.clone()).unwrap()
 }
 
-/// LibreOffice headless converting `files` to `format` (`pdf`, `txt:Text (encoded):UTF8`,
-/// `fodp`) into `out_dir`, with a profile of its own so runs never share one.
-pub fn soffice(files: &[&Path], format: &str, out_dir: &Path) -> Output {
-    let profile = tempfile::tempdir().unwrap();
-    let run = Command::new("soffice")
-        .arg(format!(
-            "-env:UserInstallation=file://{}",
-            profile.path().display()
-        ))
-        .args([
-            "--headless",
-            "--norestore",
-            "--convert-to",
-            format,
-            "--outdir",
-        ])
-        .arg(out_dir)
-        .args(files)
-        .output()
-        .expect("LibreOffice (soffice) is installed");
-    assert!(
-        run.status.success(),
-        "soffice failed: {}",
-        String::from_utf8_lossy(&run.stderr)
-    );
-    run
-}
-
 /// What the sandbox received for `sid`, each body without its `idempotencyKey`: eve 1.x
 /// (stream 27) must get one, a unique non-empty string; older generations none.
 #[allow(dead_code)]

@@ -154,3 +154,13 @@ pub async fn set_faults(sb: &RunningSandbox, body: Value) -> u16 {
         .status()
         .as_u16()
 }
+
+/// Kills the child it holds when dropped, so a failing test leaves no sandbox behind.
+pub struct Child(pub std::process::Child);
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
