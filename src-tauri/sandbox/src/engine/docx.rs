@@ -5,10 +5,10 @@ use std::collections::HashMap;
 
 use super::package::{Package, parse_rels, rels_part_for};
 use super::style::{has_free_sentence, insertions_avoiding, prepare};
-use super::xml::{Edit, Elem, Ns, Tree, apply, decode, escape_text};
+use super::xml::{Edit, Elem, Ns, TextAt, Tree, apply, decode, escape_text};
 use super::{
-    Anchor, CiteOptions, Cited, EngineError, Kind, MIN_CITABLE_CHARS, Paragraph, Parsed, Reference,
-    is_heading_style, is_references_heading, is_title_like_style, stats,
+    Anchor, CiteOptions, Cited, EngineError, Kind, MIN_CITABLE_CHARS, Parsed, is_heading_style,
+    is_references_heading, is_title_like_style, stats,
 };
 
 /// A piece of a paragraph's text and where it came from.
@@ -399,30 +399,15 @@ impl<'a> Doc<'a> {
     }
 
     fn parsed(&self) -> Parsed {
-        let mut paragraphs = Vec::new();
-        let mut references = Vec::new();
-        let mut heading = None;
+        let mut parsed = Parsed::new(Kind::Docx);
         for (p, role) in self.paras.iter().zip(&self.roles) {
             match role {
-                Role::Body => paragraphs.push(Paragraph {
-                    index: paragraphs.len(),
-                    text: p.text.clone(),
-                    slide: None,
-                    style: p.style.clone(),
-                }),
-                Role::RefsHeading => heading = Some(p.text.trim().to_owned()),
-                Role::RefEntry => references.push(Reference {
-                    index: references.len(),
-                    text: p.text.trim().to_owned(),
-                }),
+                Role::Body => parsed.body(p.text.clone(), None, p.style.clone()),
+                Role::RefsHeading => parsed.references_heading = Some(p.text.trim().to_owned()),
+                Role::RefEntry => parsed.reference(&p.text),
             }
         }
-        Parsed {
-            kind: Kind::Docx,
-            paragraphs,
-            references,
-            references_heading: heading,
-        }
+        parsed
     }
 
     fn eligible(&self, p: &Para, opts: &CiteOptions) -> bool {

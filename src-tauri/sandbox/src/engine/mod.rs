@@ -111,6 +111,38 @@ pub struct Parsed {
     pub references_heading: Option<String>,
 }
 
+impl Parsed {
+    /// An empty parse answer, filled in as a reader walks the document.
+    pub(crate) fn new(kind: Kind) -> Self {
+        Parsed {
+            kind,
+            paragraphs: Vec::new(),
+            references: Vec::new(),
+            references_heading: None,
+        }
+    }
+
+    /// The next body paragraph, numbered in reading order.
+    pub(crate) fn body(&mut self, text: String, slide: Option<u32>, style: Option<String>) {
+        let index = self.paragraphs.len();
+        (self.paragraphs).push(Paragraph {
+            index,
+            text,
+            slide,
+            style,
+        });
+    }
+
+    /// The next References entry, trimmed.
+    pub(crate) fn reference(&mut self, text: &str) {
+        let index = self.references.len();
+        (self.references).push(Reference {
+            index,
+            text: text.trim().to_owned(),
+        });
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CiteStats {

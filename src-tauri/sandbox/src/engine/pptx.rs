@@ -7,9 +7,9 @@ use super::package::{
     Package, Relationship, dir_of, fresh_rel_id, parse_rels, relative_target, rels_part_for,
 };
 use super::style::{insertions, prepare};
-use super::xml::{Edit, Elem, Ns, Tree, apply, decode, escape_attr, escape_text};
+use super::xml::{Edit, Elem, Ns, TextAt, Tree, apply, escape_attr, escape_text};
 use super::{
-    Anchor, CiteOptions, Cited, EngineError, Kind, MIN_CITABLE_CHARS, Paragraph, Parsed, Reference,
+    Anchor, CiteOptions, Cited, EngineError, Kind, MIN_CITABLE_CHARS, Parsed,
     is_references_heading, stats,
 };
 
@@ -216,19 +216,15 @@ fn paras_of(tree: &Tree<'_>, copies: bool) -> Vec<SPara> {
         let para = &mut paras[b];
         let start = para.chars;
         if a(e, "t") && (a(pe, "r") || a(pe, "fld")) {
-            let inner = tree.inner(i);
-            let (text, rel) = decode(inner);
-            let base = e.start_end;
-            let len = text.chars().count();
-            para.text.push_str(&text);
-            para.chars += len;
+            let t = TextAt::read(tree, i);
+            t.append(&mut para.text, &mut para.chars);
             para.segs.push(Seg {
                 start,
-                len,
+                len: t.len,
                 holder: par,
                 t: Some(i),
-                offs: rel.into_iter().map(|o| base + o).collect(),
-                splittable: !inner.contains('<'),
+                offs: t.offs,
+                splittable: t.splittable,
             });
         } else if a(e, "br") && a(pe, "p") {
             para.text.push('\n');
@@ -306,35 +302,21 @@ pub(crate) fn parse(pkg: &mut Package<'_>, main: &str) -> Result<Parsed, EngineE
     let srcs = read_slides(pkg, &deck)?;
     let slides = load_slides(&srcs, &deck)?;
     let refs_at = refs_slide(&slides);
-    let mut paragraphs = Vec::new();
-    let mut references = Vec::new();
-    let mut heading = None;
+    let mut parsed = Parsed::new(Kind::Pptx);
     for (si, s) in slides.iter().enumerate() {
         if Some(si) == refs_at {
-            heading = Some(title_text(s));
+            parsed.references_heading = Some(title_text(s));
             for p in s.paras.iter().filter(|p| p.style != Some("Title")) {
-                references.push(Reference {
-                    index: references.len(),
-                    text: p.text.trim().to_owned(),
-                });
+                parsed.reference(&p.text);
             }
             continue;
         }
         for p in &s.paras {
-            paragraphs.push(Paragraph {
-                index: paragraphs.len(),
-                text: p.text.clone(),
-                slide: Some(si as u32 + 1),
-                style: p.style.map(str::to_owned),
-            });
+            let (slide, style) = (Some(si as u32 + 1), p.style.map(str::to_owned));
+            parsed.body(p.text.clone(), slide, style);
         }
     }
-    Ok(Parsed {
-        kind: Kind::Pptx,
-        paragraphs,
-        references,
-        references_heading: heading,
-    })
+    Ok(parsed)
 }
 
 /// Run properties for a new run: no hyperlink, or the citation would become a link.

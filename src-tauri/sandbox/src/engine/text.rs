@@ -3,8 +3,7 @@
 
 use super::style::{insertions, prepare};
 use super::{
-    CiteOptions, CiteStats, Kind, MIN_CITABLE_CHARS, Paragraph, Parsed, Reference,
-    is_references_heading, stats,
+    CiteOptions, CiteStats, Kind, MIN_CITABLE_CHARS, Parsed, is_references_heading, stats,
 };
 
 struct Line<'a> {
@@ -83,31 +82,19 @@ fn roles(ls: &[Line<'_>]) -> Vec<Role> {
 
 pub(crate) fn parse(text: &str) -> Parsed {
     let ls = lines(text);
-    let mut paragraphs = Vec::new();
-    let mut references = Vec::new();
-    let mut heading = None;
+    let mut parsed = Parsed::new(Kind::Text);
     for (l, role) in ls.iter().zip(roles(&ls)) {
         match role {
             Role::Blank => {}
-            Role::Body | Role::Heading => paragraphs.push(Paragraph {
-                index: paragraphs.len(),
-                text: l.text.trim().to_owned(),
-                slide: None,
-                style: matches!(role, Role::Heading).then(|| "Heading".to_owned()),
-            }),
-            Role::RefsHeading => heading = Some(heading_text(l.text).to_owned()),
-            Role::RefEntry => references.push(Reference {
-                index: references.len(),
-                text: l.text.trim().to_owned(),
-            }),
+            Role::Body | Role::Heading => {
+                let style = matches!(role, Role::Heading).then(|| "Heading".to_owned());
+                parsed.body(l.text.trim().to_owned(), None, style);
+            }
+            Role::RefsHeading => parsed.references_heading = Some(heading_text(l.text).to_owned()),
+            Role::RefEntry => parsed.reference(l.text),
         }
     }
-    Parsed {
-        kind: Kind::Text,
-        paragraphs,
-        references,
-        references_heading: heading,
-    }
+    parsed
 }
 
 pub(crate) fn cite(text: &str, opts: &CiteOptions) -> (String, CiteStats) {

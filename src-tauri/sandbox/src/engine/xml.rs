@@ -287,6 +287,36 @@ impl<'a> Tree<'a> {
     }
 }
 
+/// Element `elem`'s character data as read: the text, its length in characters, each
+/// character's byte offset in the part ([`decode`]'s, moved to where the element stands),
+/// and whether it can be split there (it holds no markup).
+pub(crate) struct TextAt {
+    pub text: String,
+    pub len: usize,
+    pub offs: Vec<usize>,
+    pub splittable: bool,
+}
+
+impl TextAt {
+    pub fn read(tree: &Tree<'_>, elem: usize) -> TextAt {
+        let inner = tree.inner(elem);
+        let (text, rel) = decode(inner);
+        let base = tree.elems[elem].start_end;
+        TextAt {
+            len: text.chars().count(),
+            text,
+            offs: rel.into_iter().map(|o| base + o).collect(),
+            splittable: !inner.contains('<'),
+        }
+    }
+
+    /// Appends the text to a paragraph's `text`, counting its characters in `chars`.
+    pub fn append(&self, text: &mut String, chars: &mut usize) {
+        text.push_str(&self.text);
+        *chars += self.len;
+    }
+}
+
 /// Decodes XML character data, returning the text and, for each decoded char,
 /// the byte offset in `raw` where it starts (plus one final entry for the end).
 /// Split points are only ever taken from these offsets, so they never fall

@@ -58,19 +58,15 @@ pub(super) fn push_text(tree: &Tree<'_>, i: usize, piece: Option<&str>, para: &m
             });
         }
         None => {
-            let inner = tree.inner(i);
-            let (text, rel) = decode(inner);
-            let base = e.start_end;
-            let len = text.chars().count();
-            para.text.push_str(&text);
-            para.chars += len;
+            let t = TextAt::read(tree, i);
+            t.append(&mut para.text, &mut para.chars);
             para.segs.push(Seg {
                 start,
-                len,
+                len: t.len,
                 t: Some(i),
                 run,
-                offs: rel.into_iter().map(|o| base + o).collect(),
-                splittable: !inner.contains('<'),
+                offs: t.offs,
+                splittable: t.splittable,
             });
         }
     }
