@@ -27,8 +27,14 @@ pub(crate) fn routes() -> Router<Arc<Shared>> {
             get(stream_child),
         )
         .route("/eve/v1/session/{id}/cancel", post(cancel))
-        .route("/eve/v1/session/{id}", any(follow_up))
-        .route("/eve/v1/session/{id}/end", any(end))
+        .route(
+            "/eve/v1/session/{id}",
+            any(|s, p, m, h, u, b| on_eve_session(s, p, m, h, u, b, SessionPost::FollowUp)),
+        )
+        .route(
+            "/eve/v1/session/{id}/end",
+            any(|s, p, m, h, u, b| on_eve_session(s, p, m, h, u, b, SessionPost::End)),
+        )
         .route("/_sandbox/stream-requests", get(stream_requests))
         .route(
             "/_sandbox/sign-in/{session}/{attempt}",
@@ -63,41 +69,38 @@ async fn stream_child(
     cut_as_asked(&knobs, resp)
 }
 
-async fn follow_up(
-    State(shared): State<Arc<Shared>>,
-    UrlPath(id): UrlPath<String>,
-    method: axum::http::Method,
-    headers: HeaderMap,
-    uri: Uri,
-    body: Body,
-) -> Response {
-    match shared.missions.eve.get(&id) {
-        Some(s) if method == axum::http::Method::POST => {
-            eve::routes::follow_up(shared.clone(), s, headers, body).await
-        }
-        None if method == axum::http::Method::POST && eve_mode(&shared) => {
-            match admit(&shared, &headers) {
-                Err(resp) => eve::routes::eveify(resp).await,
-                Ok(_) => crate::errors::eve_session_not_found(),
-            }
-        }
-        _ => no_such_endpoint(&uri),
-    }
+/// Which of an eve session's own routes a request reached.
+#[derive(Clone, Copy)]
+enum SessionPost {
+    FollowUp,
+    End,
 }
 
-async fn end(
+/// A POST to an eve session's route: taken by the session, or, for a session the
+/// sandbox does not know, answered as eve answers it. The seeds' service has neither
+/// route, and no route answers another method.
+async fn on_eve_session(
     State(shared): State<Arc<Shared>>,
     UrlPath(id): UrlPath<String>,
     method: axum::http::Method,
     headers: HeaderMap,
     uri: Uri,
     body: Body,
+    route: SessionPost,
 ) -> Response {
-    match shared.missions.eve.get(&id) {
-        Some(s) if method == axum::http::Method::POST => {
-            eve::routes::end(shared.clone(), s, headers, body).await
+    if method != axum::http::Method::POST {
+        return no_such_endpoint(&uri);
+    }
+    match (shared.missions.eve.get(&id), route) {
+        (Some(s), SessionPost::FollowUp) => {
+            eve::routes::follow_up(shared.clone(), s, headers, body).await
         }
-        _ => no_such_endpoint(&uri),
+        (Some(s), SessionPost::End) => eve::routes::end(shared.clone(), s, headers, body).await,
+        (None, _) if eve_mode(&shared) => match admit(&shared, &headers) {
+            Err(resp) => eve::routes::eveify(resp).await,
+            Ok(_) => crate::errors::eve_session_not_found(),
+        },
+        (None, _) => no_such_endpoint(&uri),
     }
 }
 

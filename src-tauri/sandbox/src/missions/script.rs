@@ -681,10 +681,10 @@ fn capitalise(s: &str) -> String {
     }
 }
 
-/// ASCII-only, so URLs stay plain whatever language the objective is in.
-fn slugify(s: &str) -> String {
-    let slug: String = s
-        .chars()
+/// Each ASCII letter or digit lowercased, anything else a dash: ASCII-only, so URLs stay
+/// plain whatever language the objective is in.
+pub(crate) fn ascii_slug(s: &str) -> String {
+    (s.chars())
         .map(|c| {
             if c.is_ascii_alphanumeric() {
                 c.to_ascii_lowercase()
@@ -692,7 +692,12 @@ fn slugify(s: &str) -> String {
                 '-'
             }
         })
-        .collect();
+        .collect()
+}
+
+/// [`ascii_slug`], trimmed of dashes; never empty.
+fn slugify(s: &str) -> String {
+    let slug = ascii_slug(s);
     let slug = slug.trim_matches('-').to_owned();
     if slug.is_empty() {
         "topic".to_owned()

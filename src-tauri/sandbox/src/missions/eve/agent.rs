@@ -10,7 +10,7 @@
 //! `stop`).
 
 use crate::knobs::{HeldShape, MissionProtocol};
-use crate::missions::script::{Rng, phrases};
+use crate::missions::script::{Rng, ascii_slug, phrases};
 use serde_json::{Value, json};
 
 mod asks;
@@ -369,6 +369,11 @@ impl Agent {
         self.ev(kind, Value::Object(m))
     }
 
+    /// Asks the person one thing (`request`, as the seeds' `input.requested` holds it).
+    fn ask(&self, out: &mut Vec<Ev>, request: Value) {
+        out.push(self.in_step("input.requested", json!({ "requests": [request] })));
+    }
+
     fn begin_turn(&mut self, out: &mut Vec<Ev>, delivery: Option<&str>) {
         if !self.started {
             self.started = true;
@@ -469,17 +474,17 @@ impl Agent {
             MissionProtocol::EveA => (id, label, d),
             _ => (label, label, d),
         });
-        out.push(self.in_step(
-            "input.requested",
-            json!({"requests": [{
+        self.ask(
+            out,
+            json!({
                 "requestId": request_id,
                 "kind": "question",
                 "prompt": "The objective is ambiguous: which period should the investigation cover?",
                 "options": options.iter().map(|(id, label, d)| json!({"id": id, "label": label, "description": d})).collect::<Vec<_>>(),
                 "allowFreeform": true,
                 "display": "select",
-            }]}),
-        ));
+            }),
+        );
         Open {
             request_id,
             kind: "question",
@@ -491,9 +496,9 @@ impl Agent {
     fn ask_limit(&mut self, out: &mut Vec<Ev>) -> Open {
         self.asked_limit = true;
         let request_id = self.id("req");
-        out.push(self.in_step(
-            "input.requested",
-            json!({"requests": [{
+        self.ask(
+            out,
+            json!({
                 "requestId": request_id,
                 "kind": "session-limit",
                 "prompt": format!(
@@ -507,8 +512,8 @@ impl Agent {
                 ],
                 "allowFreeform": false,
                 "display": "confirmation",
-            }]}),
-        ));
+            }),
+        );
         Open {
             request_id,
             kind: "session-limit",

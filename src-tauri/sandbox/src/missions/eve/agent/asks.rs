@@ -230,9 +230,9 @@ impl Agent {
                 {"id": "cancel", "label": "Cancel", "description": "The agent goes on without this source.", "style": "danger"},
             ])
         };
-        out.push(self.in_step(
-            "input.requested",
-            json!({"requests": [{
+        self.ask(
+            out,
+            json!({
                 "requestId": request_id,
                 "kind": "tool-approval",
                 "title": "Read a source?",
@@ -241,8 +241,8 @@ impl Agent {
                 "allowFreeform": false,
                 "display": "confirmation",
                 "action": {"kind": "tool-call", "callId": call_id, "toolName": tool, "input": input},
-            }]}),
-        ));
+            }),
+        );
         self.asks.held_call = Some((call_id, tool, input));
         let usage = self.total_usage();
         if self.proto == MissionProtocol::EveB {

@@ -214,16 +214,7 @@ impl Agent {
         let b = self.phrases[1].clone();
         let year = self.rng.range(2015, 2025);
         let n = self.rng.range(10_000, 99_999);
-        let slug: String = format!("{a}-{b}")
-            .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() {
-                    c.to_ascii_lowercase()
-                } else {
-                    '-'
-                }
-            })
-            .collect();
+        let slug = ascii_slug(&format!("{a}-{b}"));
         match self.rng.range(0, 3) {
             0 => (
                 format!("https://doi.org/10.1016/{slug}.{year}.{n}"),
