@@ -60,16 +60,47 @@ pub fn summarize_files(original: &std::fs::File, cited: &std::fs::File) -> Resul
 }
 
 fn compare_documents(before: &reader::LocalDocument, after: &reader::LocalDocument) -> CiteSummary {
+    compare_read(before.into(), after.into())
+}
+
+/// What one side of a comparison read, whether a document or an essay.
+struct Read<'a> {
+    paragraphs: &'a [Paragraph],
+    references: usize,
+    heading: Option<&'a str>,
+}
+
+impl<'a> From<&'a reader::LocalDocument> for Read<'a> {
+    fn from(d: &'a reader::LocalDocument) -> Self {
+        Read {
+            paragraphs: &d.paragraphs,
+            references: d.references.len(),
+            heading: d.references_heading.as_deref(),
+        }
+    }
+}
+
+impl<'a> From<&'a Essay> for Read<'a> {
+    fn from(e: &'a Essay) -> Self {
+        Read {
+            paragraphs: &e.paragraphs,
+            references: e.references.len(),
+            heading: e.references_heading.as_deref(),
+        }
+    }
+}
+
+fn compare_read(before: Read<'_>, after: Read<'_>) -> CiteSummary {
     let mut s = compare(
-        &before.paragraphs,
-        before.references.len(),
-        &after.paragraphs,
-        after.references.len(),
+        before.paragraphs,
+        before.references,
+        after.paragraphs,
+        after.references,
     );
     compare_headings(
         &mut s,
-        before.references_heading.as_deref(),
-        after.references_heading.as_deref(),
+        before.heading,
+        after.heading,
         after.paragraphs.len(),
     );
     s
@@ -100,21 +131,7 @@ fn compare_headings(s: &mut CiteSummary, before: Option<&str>, after: Option<&st
 
 /// Compares an essay and its cited text, paragraph by paragraph (see [`read_essay`]).
 pub fn summarize_text(original: &str, cited: &str) -> CiteSummary {
-    let before = read_essay(original);
-    let after = read_essay(cited);
-    let mut s = compare(
-        &before.paragraphs,
-        before.references.len(),
-        &after.paragraphs,
-        after.references.len(),
-    );
-    compare_headings(
-        &mut s,
-        before.references_heading.as_deref(),
-        after.references_heading.as_deref(),
-        after.paragraphs.len(),
-    );
-    s
+    compare_read((&read_essay(original)).into(), (&read_essay(cited)).into())
 }
 
 /// Compares two parse answers. Kept for callers that still have them; a cite's

@@ -55,19 +55,25 @@ impl MissionStatus {
         }
     }
 
+    /// Every status, in the order the enum names them.
+    pub const ALL: [MissionStatus; 10] = [
+        MissionStatus::Running,
+        MissionStatus::Waiting,
+        MissionStatus::NeedsInput,
+        MissionStatus::Complete,
+        MissionStatus::Failed,
+        MissionStatus::Cancelled,
+        MissionStatus::Reconnecting,
+        MissionStatus::Lost,
+        MissionStatus::Error,
+        MissionStatus::Expired,
+    ];
+
+    /// A stored status; a name this build does not know reads as an error.
     pub(crate) fn parse(s: &str) -> Self {
-        match s {
-            "running" => MissionStatus::Running,
-            "waiting" => MissionStatus::Waiting,
-            "needs_input" => MissionStatus::NeedsInput,
-            "complete" => MissionStatus::Complete,
-            "failed" => MissionStatus::Failed,
-            "cancelled" => MissionStatus::Cancelled,
-            "reconnecting" => MissionStatus::Reconnecting,
-            "lost" => MissionStatus::Lost,
-            "expired" => MissionStatus::Expired,
-            _ => MissionStatus::Error,
-        }
+        (Self::ALL.into_iter())
+            .find(|st| st.as_str() == s)
+            .unwrap_or(MissionStatus::Error)
     }
 
     /// What a status that ended following says, in words every front end shows.
@@ -172,19 +178,7 @@ mod tests {
 
     #[test]
     fn a_status_is_spelled_the_same_on_disk_and_to_the_front_ends() {
-        use MissionStatus::*;
-        for st in [
-            Running,
-            Waiting,
-            NeedsInput,
-            Complete,
-            Failed,
-            Cancelled,
-            Reconnecting,
-            Lost,
-            Error,
-            Expired,
-        ] {
+        for st in MissionStatus::ALL {
             assert_eq!(serde_json::to_value(st).unwrap(), st.as_str());
             assert_eq!(MissionStatus::parse(st.as_str()), st);
         }
@@ -212,39 +206,42 @@ mod tests {
             )),
             MissionStatus::Running
         );
-        let r = MissionStatus::Running;
-        assert_eq!(
-            r.after(&ev("turn.waiting", r#"{"on":"input"}"#)),
-            MissionStatus::NeedsInput
-        );
-        assert_eq!(
-            r.after(&ev("turn.waiting", r#"{"on":"tasks"}"#)),
-            MissionStatus::Running
-        );
-        // Before 0.70 a hold with no `on`: the person's only with a question open.
-        assert_eq!(r.after(&ev("turn.waiting", "{}")), MissionStatus::Running);
-        assert_eq!(
-            s.after(&ev("turn.waiting", "{}")),
-            MissionStatus::NeedsInput
-        );
-        assert_eq!(r.after(&ev("session.failed", "{}")), MissionStatus::Failed);
-        assert_eq!(r.after(&ev("turn.paused", "{}")), MissionStatus::NeedsInput);
-        assert_eq!(
-            r.after(&ev("turn.settled", r#"{"outcome":"completed"}"#)),
-            MissionStatus::Waiting
-        );
-        assert_eq!(
-            r.after(&ev("turn.settled", r#"{"outcome":"cancelled"}"#)),
-            MissionStatus::Cancelled
-        );
-        assert_eq!(
-            r.after(&ev("session.ended", r#"{"outcome":"completed"}"#)),
-            MissionStatus::Complete
-        );
-        assert_eq!(
-            r.after(&ev("session.ended", r#"{"outcome":"failed"}"#)),
-            MissionStatus::Failed
-        );
+        use MissionStatus::{Cancelled, Complete, Failed, NeedsInput, Running, Waiting};
+        // (from, record, its data, to)
+        for (from, name, data, want) in [
+            (Running, "turn.waiting", r#"{"on":"input"}"#, NeedsInput),
+            (Running, "turn.waiting", r#"{"on":"tasks"}"#, Running),
+            // Before 0.70 a hold with no `on`: the person's only with a question open.
+            (Running, "turn.waiting", "{}", Running),
+            (s, "turn.waiting", "{}", NeedsInput),
+            (Running, "session.failed", "{}", Failed),
+            (Running, "turn.paused", "{}", NeedsInput),
+            (
+                Running,
+                "turn.settled",
+                r#"{"outcome":"completed"}"#,
+                Waiting,
+            ),
+            (
+                Running,
+                "turn.settled",
+                r#"{"outcome":"cancelled"}"#,
+                Cancelled,
+            ),
+            (
+                Running,
+                "session.ended",
+                r#"{"outcome":"completed"}"#,
+                Complete,
+            ),
+            (Running, "session.ended", r#"{"outcome":"failed"}"#, Failed),
+        ] {
+            assert_eq!(
+                from.after(&ev(name, data)),
+                want,
+                "{from:?} + {name} {data}"
+            );
+        }
     }
 
     /// The fold over a whole recorded stream agrees with the watch: a hold on
