@@ -484,6 +484,13 @@ impl Casebook {
         .await
     }
 
+    /// The store, for a read of `session_id`: a mission not in the history is refused as
+    /// not found rather than read as empty.
+    async fn known(&self, session_id: &str) -> Result<&MissionStore> {
+        self.store.require(session_id).await?;
+        Ok(&self.store)
+    }
+
     /// What was said, what the mission asks and which sign-ins it waits for.
     pub async fn mission_summary(&self, session_id: &str) -> Result<ConversationSummary> {
         Ok(self.mission_conversation(session_id).await?.summary())
@@ -496,8 +503,8 @@ impl Casebook {
         offset: u32,
         limit: u32,
     ) -> Result<ConversationPage> {
-        self.store.require(session_id).await?;
-        self.store
+        self.known(session_id)
+            .await?
             .conversation_items(session_id, offset, limit)
             .await
     }
@@ -509,8 +516,8 @@ impl Casebook {
         offset: u32,
         limit: u32,
     ) -> Result<Vec<Source>> {
-        self.store.require(session_id).await?;
-        self.store
+        self.known(session_id)
+            .await?
             .conversation_sources(session_id, offset, limit)
             .await
     }
@@ -522,8 +529,8 @@ impl Casebook {
         query: &str,
         limit: u32,
     ) -> Result<ConversationHits> {
-        self.store.require(session_id).await?;
-        self.store
+        self.known(session_id)
+            .await?
             .search_conversation(session_id, query, limit)
             .await
     }
@@ -557,8 +564,10 @@ impl Casebook {
         offset: Option<u64>,
         limit: u32,
     ) -> Result<EventPage> {
-        self.store.require(session_id).await?;
-        self.store.page(session_id, filter, offset, limit).await
+        self.known(session_id)
+            .await?
+            .page(session_id, filter, offset, limit)
+            .await
     }
 
     pub async fn mission_kinds(&self, session_id: &str) -> Result<Vec<KindCount>> {

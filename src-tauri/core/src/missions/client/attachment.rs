@@ -50,27 +50,37 @@ pub struct AttachmentChoice {
     pub size: u64,
 }
 
+/// The name an attachment is sent under: its file name, cut to [`MAX_NAME`] characters.
+fn attachment_name(path: &Path) -> Result<String> {
+    path.file_name()
+        .map(|n| {
+            n.to_string_lossy()
+                .chars()
+                .take(MAX_NAME)
+                .collect::<String>()
+        })
+        .filter(|n| !n.trim().is_empty())
+        .ok_or_else(|| Error::invalid_input("The attachment has no file name."))
+}
+
+/// Refuses what is not a file, or one over [`MAX_ATTACHMENT_BYTES`], by what it is now.
+fn attachable(name: &str, meta: &std::fs::Metadata) -> Result<()> {
+    if !meta.is_file() {
+        return Err(Error::invalid_input(format!("{name} is not a file.")));
+    }
+    if meta.len() > MAX_ATTACHMENT_BYTES {
+        return Err(too_large(name, meta.len()));
+    }
+    Ok(())
+}
+
 impl AttachmentChoice {
     /// The file at `path`, refused as [`Attachment::read`] would refuse it, without
     /// reading it.
     pub fn of(path: &Path) -> Result<AttachmentChoice> {
-        let name = path
-            .file_name()
-            .map(|n| {
-                n.to_string_lossy()
-                    .chars()
-                    .take(MAX_NAME)
-                    .collect::<String>()
-            })
-            .filter(|n| !n.trim().is_empty())
-            .ok_or_else(|| Error::invalid_input("The attachment has no file name."))?;
+        let name = attachment_name(path)?;
         let meta = std::fs::metadata(path).map_err(|e| Error::io("Attach", &e))?;
-        if !meta.is_file() {
-            return Err(Error::invalid_input(format!("{name} is not a file.")));
-        }
-        if meta.len() > MAX_ATTACHMENT_BYTES {
-            return Err(too_large(&name, meta.len()));
-        }
+        attachable(&name, &meta)?;
         Ok(AttachmentChoice {
             path: path.display().to_string(),
             media_type: media_type_of(&name).to_owned(),
@@ -84,24 +94,10 @@ impl Attachment {
     /// Reads the file at `path`, refusing one over [`MAX_ATTACHMENT_BYTES`] before reading
     /// it (and one that grows past it while read).
     pub fn read(path: &Path) -> Result<Attachment> {
-        let name = path
-            .file_name()
-            .map(|n| {
-                n.to_string_lossy()
-                    .chars()
-                    .take(MAX_NAME)
-                    .collect::<String>()
-            })
-            .filter(|n| !n.trim().is_empty())
-            .ok_or_else(|| Error::invalid_input("The attachment has no file name."))?;
+        let name = attachment_name(path)?;
         let file = std::fs::File::open(path).map_err(|e| Error::io("Attach", &e))?;
         let meta = file.metadata().map_err(|e| Error::io("Attach", &e))?;
-        if !meta.is_file() {
-            return Err(Error::invalid_input(format!("{name} is not a file.")));
-        }
-        if meta.len() > MAX_ATTACHMENT_BYTES {
-            return Err(too_large(&name, meta.len()));
-        }
+        attachable(&name, &meta)?;
         let mut data = Vec::with_capacity(meta.len() as usize);
         file.take(MAX_ATTACHMENT_BYTES + 1)
             .read_to_end(&mut data)

@@ -256,21 +256,7 @@ impl Conversation {
         // Something new happened: a held turn has moved on.
         self.progress.held_on = None;
         let index = self.items.len() as u32;
-        self.items.push(Item {
-            index,
-            kind,
-            text,
-            open: false,
-            narration: false,
-            html: None,
-            html_blocks: Vec::new(),
-            step: None,
-            request: None,
-            sign_in: None,
-            files: Vec::new(),
-            first_seq: seq,
-            last_seq: seq,
-        });
+        self.items.push(Item::new(index, kind, text, seq));
         self.changed.insert(index);
         index
     }

@@ -157,19 +157,9 @@ mod tests {
 
     fn reply(text: &str, open: bool, last_seq: u64) -> Item {
         Item {
-            index: 3,
-            kind: ItemKind::Assistant,
-            text: text.into(),
             open,
-            narration: false,
-            html: None,
-            html_blocks: Vec::new(),
-            step: None,
-            request: None,
-            sign_in: None,
-            files: Vec::new(),
-            first_seq: 10,
             last_seq,
+            ..Item::new(3, ItemKind::Assistant, text.into(), 10)
         }
     }
 

@@ -54,52 +54,41 @@ fn safe_events(md: &str) -> impl Iterator<Item = Event<'_>> {
             dest_url,
             title,
             id,
-        }) => {
-            if safe_url(&dest_url) {
-                Some(Event::Start(Tag::Link {
-                    link_type,
-                    dest_url,
-                    title,
-                    id,
-                }))
-            } else {
-                dropped_links += 1;
-                None
-            }
-        }
-        Event::End(TagEnd::Link) if dropped_links > 0 => {
-            dropped_links -= 1;
-            None
-        }
+        }) => kept_link(link_type, dest_url, title, id, &mut dropped_links),
         // An image would be fetched by the window: shown as a link to it instead.
         Event::Start(Tag::Image {
             dest_url,
             title,
             id,
             ..
-        }) => {
-            if safe_url(&dest_url) {
-                Some(Event::Start(Tag::Link {
-                    link_type: LinkType::Inline,
-                    dest_url,
-                    title,
-                    id,
-                }))
-            } else {
-                dropped_links += 1;
-                None
-            }
+        }) => kept_link(LinkType::Inline, dest_url, title, id, &mut dropped_links),
+        Event::End(TagEnd::Link | TagEnd::Image) if dropped_links > 0 => {
+            dropped_links -= 1;
+            None
         }
-        Event::End(TagEnd::Image) => {
-            if dropped_links > 0 {
-                dropped_links -= 1;
-                None
-            } else {
-                Some(Event::End(TagEnd::Link))
-            }
-        }
+        Event::End(TagEnd::Image) => Some(Event::End(TagEnd::Link)),
         other => Some(other),
     })
+}
+
+/// A link's start, kept only to a safe URL; a dropped one is counted, so its end goes too.
+fn kept_link<'a>(
+    link_type: LinkType,
+    dest_url: CowStr<'a>,
+    title: CowStr<'a>,
+    id: CowStr<'a>,
+    dropped: &mut usize,
+) -> Option<Event<'a>> {
+    if !safe_url(&dest_url) {
+        *dropped += 1;
+        return None;
+    }
+    Some(Event::Start(Tag::Link {
+        link_type,
+        dest_url,
+        title,
+        id,
+    }))
 }
 
 fn safe_url(url: &CowStr<'_>) -> bool {

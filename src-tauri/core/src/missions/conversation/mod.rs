@@ -287,6 +287,27 @@ pub struct Item {
     pub last_seq: u64,
 }
 
+impl Item {
+    /// A new closed item at `index`, made from the record `seq`, with nothing but its text.
+    pub(crate) fn new(index: u32, kind: ItemKind, text: String, seq: u64) -> Item {
+        Item {
+            index,
+            kind,
+            text,
+            open: false,
+            narration: false,
+            html: None,
+            html_blocks: Vec::new(),
+            step: None,
+            request: None,
+            sign_in: None,
+            files: Vec::new(),
+            first_seq: seq,
+            last_seq: seq,
+        }
+    }
+}
+
 /// One message of the conversation, as `mission show` lists them.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]

@@ -6,8 +6,8 @@
 use crate::missions::protocol::MissionEvent;
 use crate::missions::protocol::facts::{DeltaText, Fact, PartKind, SignInPrompt};
 use crate::missions::protocol::json::{
-    call_settled, cost, each, error_message, owned, request_of, status, text, text_of_parts,
-    total_spent, user_message,
+    call_input, call_settled, cost, each, error_message, owned, request_of, status, text,
+    text_of_parts, total_spent, user_message,
 };
 use crate::missions::protocol::outcomes::{RequestOutcome, SignInOutcome, TurnOutcome};
 use serde_json::Value;
@@ -128,16 +128,7 @@ fn work(e: &MissionEvent) -> Option<Vec<Fact>> {
                     .collect(),
             );
         }
-        "action.input.appended" => match s("callId") {
-            Some(call) => Fact::CallInput {
-                call: call.to_owned(),
-                delta: s("inputTextDelta")
-                    .or_else(|| s("delta"))
-                    .unwrap_or("")
-                    .to_owned(),
-            },
-            None => return none(),
-        },
+        "action.input.appended" => return Some(call_input(d)),
         "action.result" => {
             let mut facts: Vec<Fact> = call_settled(d).into_iter().collect();
             facts.extend(background_receipt(d));

@@ -6,7 +6,7 @@
 use crate::missions::protocol::MissionEvent;
 use crate::missions::protocol::facts::{Awaited, DeltaText, Fact, PartKind, SignInPrompt};
 use crate::missions::protocol::json::{
-    call_settled, cost, error_message, file_ref, owned, request_of, text, user_message,
+    call_input, call_settled, cost, error_message, file_ref, owned, request_of, text, user_message,
 };
 use crate::missions::protocol::outcomes::{RequestOutcome, ResponseOutcome, TurnOutcome};
 use serde_json::Value;
@@ -97,16 +97,7 @@ pub fn read(e: &MissionEvent) -> Option<Vec<Fact>> {
                 input: d.get("input").cloned(),
             }
         }
-        "call.input" => match s("callId") {
-            Some(call) => Fact::CallInput {
-                call: call.to_owned(),
-                delta: s("inputTextDelta")
-                    .or_else(|| s("delta"))
-                    .unwrap_or("")
-                    .to_owned(),
-            },
-            None => return Some(Vec::new()),
-        },
+        "call.input" => return Some(call_input(d)),
         "call.settled" => return Some(call_settled(d).into_iter().collect()),
         "call.progress" => return Some(Vec::new()),
         "child.opened" => {

@@ -20,6 +20,18 @@ pub(super) fn each<'a>(d: &'a Value, key: &str) -> impl Iterator<Item = &'a Valu
     d.get(key).and_then(Value::as_array).into_iter().flatten()
 }
 
+/// A tool call's input as it streams (`inputTextDelta`, or `delta`); nothing without the
+/// call it is for.
+pub(super) fn call_input(d: &Value) -> Vec<Fact> {
+    let delta = text(d, "inputTextDelta").or_else(|| text(d, "delta"));
+    (text(d, "callId").into_iter())
+        .map(|call| Fact::CallInput {
+            call: call.to_owned(),
+            delta: delta.unwrap_or("").to_owned(),
+        })
+        .collect()
+}
+
 /// eve's `{code, message, hint?}` error, or a `message` beside the other fields. eve
 /// 27's hint says what the person can do about it, so it goes with the message.
 pub(super) fn error_message(d: &Value) -> Option<String> {

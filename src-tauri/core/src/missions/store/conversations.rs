@@ -9,7 +9,7 @@ use crate::missions::conversation::{
     Conversation, ConversationChanges, ConversationFacts, Item, ItemKind, Progress, Source,
 };
 use crate::missions::spend::BudgetUse;
-use crate::missions::store::{MissionStore, StoredEvent, db_err};
+use crate::missions::store::{MissionStore, db_err};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use ts_rs::TS;
@@ -299,7 +299,7 @@ fn catch_up(
     }
     let sources_before = conv.sources.len();
     loop {
-        let events = events_after(c, id, upto, CATCH_UP_BATCH)?;
+        let events = super::events::events_after(c, id, upto, CATCH_UP_BATCH)?;
         let Some(end) = events.last().map(|e| e.seq) else {
             break;
         };
@@ -378,23 +378,6 @@ impl StoredFacts {
             budget: None,
         }
     }
-}
-
-fn events_after(c: &Connection, id: &str, after: u64, limit: u32) -> Result<Vec<StoredEvent>> {
-    let mut stmt = c
-        .prepare_cached(
-            "SELECT seq, event_id, event, data, received_at FROM events
-             WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-        )
-        .map_err(db_err)?;
-    let rows = stmt
-        .query_map(
-            params![id, after as i64, limit],
-            crate::missions::store::row_to_event,
-        )
-        .map_err(db_err)?;
-    rows.collect::<std::result::Result<Vec<_>, _>>()
-        .map_err(db_err)
 }
 
 fn save(

@@ -383,19 +383,27 @@ impl MissionStore {
         limit: u32,
     ) -> Result<Vec<StoredEvent>> {
         let id = session_id.to_owned();
-        self.with(move |c| {
-            let mut stmt = c
-                .prepare(
-                    "SELECT seq, event_id, event, data, received_at FROM events
-                     WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
-                )
-                .map_err(db_err)?;
-            let rows = stmt
-                .query_map(params![id, after_seq as i64, limit], row_to_event)
-                .map_err(db_err)?;
-            rows.collect::<std::result::Result<Vec<_>, _>>()
-                .map_err(db_err)
-        })
-        .await
+        self.with(move |c| events_after(c, &id, after_seq, limit))
+            .await
     }
+}
+
+/// Events after position `after`, at most `limit`, in order.
+pub(super) fn events_after(
+    c: &Connection,
+    id: &str,
+    after: u64,
+    limit: u32,
+) -> Result<Vec<StoredEvent>> {
+    let mut stmt = c
+        .prepare_cached(
+            "SELECT seq, event_id, event, data, received_at FROM events
+             WHERE session_id = ?1 AND seq > ?2 ORDER BY seq LIMIT ?3",
+        )
+        .map_err(db_err)?;
+    let rows = stmt
+        .query_map(params![id, after as i64, limit], row_to_event)
+        .map_err(db_err)?;
+    rows.collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(db_err)
 }
