@@ -19,8 +19,8 @@ pub const STATUS_EVENT: &str = "mission-status";
 ///
 /// The main window hears of opened and dropped documents through channels, not events:
 /// listening to an event makes Tauri run a script in the page, and reading that script's
-/// answer starts a JavaScript engine in the app's own process, about 2.7 MB of it
-/// resident for good. Registering a channel runs nothing; only a message would.
+/// answer starts a JavaScript engine in the app's own process, resident for good
+/// (docs/performance.md). Registering a channel runs nothing; only a message would.
 struct Bell<T>(Mutex<Option<Channel<T>>>);
 
 impl<T: serde::Serialize> Bell<T> {

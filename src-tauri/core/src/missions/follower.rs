@@ -35,12 +35,8 @@ const MAX_BATCH: usize = 1_000;
 /// keeps the store, the IPC bridge and the window from falling behind. A window draws
 /// once per message, and while it follows a burst each draw repaints the whole
 /// timeline (in software, without a GPU): the gap sets what a burst costs the web
-/// process. At 200 events a second, over a minute, 30 ms (31 draws a second) took it
-/// to 33-37% of a core, 38 ms (26 a second) to 25-30%; the messages alone, drawing
-/// nothing, cost about 3%. The gap is also most of what an event waits in a burst, so it is as long
-/// as the window's 50 ms event-to-screen goal allows: p99 44-46 ms with 30 ms while
-/// the search index was written in the same transaction (its merges put 10-20 ms on
-/// one batch in twenty), 45 ms with 38 ms now that it is written after the send.
+/// process. It is also most of what an event waits in a burst, so it is as long as the
+/// window's 50 ms event-to-screen goal allows (docs/performance.md, "Tuning figures").
 const GATHER: std::time::Duration = std::time::Duration::from_millis(38);
 
 /// What a subscriber hears.
@@ -605,9 +601,8 @@ fn shown_facts(f: ConversationFacts) -> (Option<u64>, Option<String>, Option<u32
 
 /// Once a followed turn ends: what its records, batches and conversation took is freed,
 /// but glibc gives back only the top of each arena, and the runtime's worker threads each
-/// allocate in their own. Without this, the app's process stayed 27 MB larger after a
-/// 50,000-event mission than after a 100-event one (1.34x), however long it idled; with
-/// it, 5 MB (1.06x).
+/// allocate in their own. Without this, the app's process stayed larger after a long
+/// mission than after a short one however long it idled (docs/performance.md).
 fn give_back_free_memory() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free pages to the system; no live allocation moves.

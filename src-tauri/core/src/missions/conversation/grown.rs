@@ -26,7 +26,7 @@ pub struct TextAppended {
 
 /// An open item that closed, as the text it was sent with and what it grew by last, and
 /// what closing it made. A long reply's text was most of the message that closed it, and
-/// a window that parsed it kept the memory that took (8 MB at 400,000 characters).
+/// a window that parsed it kept the memory that took (docs/performance.md).
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename_all = "camelCase")]

@@ -592,7 +592,7 @@ async fn run(
     let mut since_yield = 0u32;
     let mut first = session.lock().records.is_empty();
     // A fixed pace is kept on a schedule, as in legacy mode: sleeping each gap after
-    // the last event lets timer slack add up (5 ms deltas came 150 a second, not 200).
+    // the last event lets timer slack add up (a 200-a-second pace came out slower).
     // It starts afresh at the first event and after each idle spell.
     let mut due = tokio::time::Instant::now();
     let mut afresh = true;
