@@ -1,5 +1,7 @@
 //! The citation client against the real sandbox over loopback HTTP, with faults.
 
+mod common;
+
 use casebook_core::ErrorCode;
 use casebook_core::citations::client::{
     CitationClient, CiteOptions, Input, Mode, OutputKind, Upload, ValidOptions, no_progress,
@@ -9,24 +11,17 @@ use casebook_core::keys::ApiKey;
 use casebook_core::net::connection::Connection;
 use casebook_core::net::http::{Progress, RetryPolicy};
 use casebook_sandbox::{Failure, RunningSandbox, SandboxConfig, start};
+use common::citation_client;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 fn data(rel: &str) -> Vec<u8> {
-    std::fs::read(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/data")
-            .join(rel),
-    )
-    .unwrap()
+    casebook_testsupport::files::fixture_bytes(rel)
 }
 
 async fn setup() -> (RunningSandbox, CitationClient) {
     let s = start(SandboxConfig::default()).await.unwrap();
-    let client = CitationClient::new(
-        Connection::new(s.base_url()).unwrap(),
-        ApiKey::parse(s.key()).unwrap(),
-    );
+    let client = citation_client(&s);
     (s, client)
 }
 
@@ -285,19 +280,7 @@ async fn no_key_follows_a_redirect_to_another_origin() {
 /// A real document with `extra` bytes of padding beside its parts, stored as they are:
 /// large enough that its body is still being written when a refusal comes back.
 fn padded_docx(extra: usize) -> Vec<u8> {
-    use std::io::Write;
-    let original = data("docx/headings-lorem-multirun.docx");
-    let mut from = zip::ZipArchive::new(std::io::Cursor::new(original)).unwrap();
-    let mut to = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    for i in 0..from.len() {
-        to.raw_copy_file(from.by_index_raw(i).unwrap()).unwrap();
-    }
-    let stored =
-        zip::write::SimpleFileOptions::default().compression_method(zip::CompressionMethod::Stored);
-    to.start_file("word/media/padding.bin", stored).unwrap();
-    // Stored, so its bytes go into the body as they are, whatever they are.
-    to.write_all(&vec![0u8; extra]).unwrap();
-    to.finish().unwrap().into_inner()
+    casebook_testsupport::files::padded(&data("docx/headings-lorem-multirun.docx"), extra)
 }
 
 /// An 8 MB document written to a file, and its bytes: large enough that its body is

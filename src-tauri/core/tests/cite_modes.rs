@@ -4,18 +4,19 @@
 //! References; every error family; a front with a smaller body limit. The summary and
 //! the messages must tell the truth whichever the service chose.
 
+mod common;
+
 use casebook_core::ErrorCode;
 use casebook_core::citations::client::{
     CitationClient, CiteOptions, Input, Mode, Upload, ValidOptions, no_progress,
 };
 use casebook_core::citations::documents;
 use casebook_core::citations::summary;
-use casebook_core::keys::ApiKey;
-use casebook_core::net::connection::Connection;
 use casebook_sandbox::{
     CiteShape, CiteStyle, CiteVariants, ErrorFamily, Placement, RunningSandbox, SandboxConfig,
     start,
 };
+use common::citation_client;
 
 const ESSAY: &str =
     "Heat waves are becoming longer and more frequent in most of the world's cities. \
@@ -35,10 +36,7 @@ Lee, A., Park, B., & Kim, C. (2020). Cooling the city. Environmental Research, 1
 async fn sandbox(v: CiteVariants) -> (RunningSandbox, CitationClient) {
     let s = start(SandboxConfig::default()).await.unwrap();
     s.knobs().set(|k| k.citations = v);
-    let c = CitationClient::new(
-        Connection::new(s.base_url()).unwrap(),
-        ApiKey::parse(s.key()).unwrap(),
-    );
+    let c = citation_client(&s);
     (s, c)
 }
 

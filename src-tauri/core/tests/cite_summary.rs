@@ -2,6 +2,8 @@
 //! through the in-process sandbox, then read locally and compared with what the
 //! sandbox says it did. And the preview, in each shape parse can answer.
 
+mod common;
+
 use casebook_core::ErrorCode;
 use casebook_core::citations::client::{
     CitationClient, CiteOptions, Input, Mode, OutputKind, Preview, PreviewSource, ValidOptions,
@@ -12,6 +14,7 @@ use casebook_core::citations::summary::{CiteSummary, summarize_local, summarize_
 use casebook_core::keys::ApiKey;
 use casebook_core::net::connection::Connection;
 use casebook_sandbox::{Failure, RunningSandbox, SandboxConfig, start};
+use common::citation_client;
 use std::path::{Path, PathBuf};
 
 fn data_dir() -> PathBuf {
@@ -38,10 +41,7 @@ fn fixtures() -> Vec<String> {
 
 async fn setup() -> (RunningSandbox, CitationClient) {
     let s = start(SandboxConfig::default()).await.unwrap();
-    let client = CitationClient::new(
-        Connection::new(s.base_url()).unwrap(),
-        ApiKey::parse(s.key()).unwrap(),
-    );
+    let client = citation_client(&s);
     (s, client)
 }
 
@@ -276,24 +276,7 @@ fn corpus(rel: &str) -> Vec<u8> {
 
 /// The package `bytes` with `word/document.xml`'s first `from` replaced by `to`.
 fn patch(bytes: &[u8], from: &str, to: &str) -> Vec<u8> {
-    use std::io::{Read, Write};
-    let mut zin = zip::ZipArchive::new(std::io::Cursor::new(bytes)).unwrap();
-    let mut zout = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
-    let opts = zip::write::SimpleFileOptions::default();
-    for i in 0..zin.len() {
-        let mut f = zin.by_index(i).unwrap();
-        let name = f.name().to_owned();
-        let mut data = Vec::new();
-        f.read_to_end(&mut data).unwrap();
-        if name == "word/document.xml" {
-            let text = String::from_utf8(data).unwrap();
-            assert!(text.contains(from), "no {from:?}");
-            data = text.replacen(from, to, 1).into_bytes();
-        }
-        zout.start_file(name, opts).unwrap();
-        zout.write_all(&data).unwrap();
-    }
-    zout.finish().unwrap().into_inner()
+    casebook_testsupport::files::patch(bytes, &[("word/document.xml", from, to)])
 }
 
 /// Entries whose citations take every shape the service writes from a document's own

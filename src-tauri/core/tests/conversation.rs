@@ -4,19 +4,14 @@
 //! what each kind of record becomes; and the conversation kept by the store, reopened
 //! after a restart, paged and searched.
 
+mod common;
+
 use casebook_core::missions::conversation::{Conversation, Item, ItemKind, Source, StepStatus};
 use casebook_core::missions::protocol::MissionEvent;
-use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record};
+use casebook_core::missions::protocol::ndjson::Generation;
 use casebook_core::missions::store::MissionStore;
+use common::{eve_data as data, events_from as events};
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-
-fn data(name: &str) -> Vec<u8> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/eve")
-        .join(name);
-    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
 
 const FILES: &[(&str, Generation)] = &[
     ("gen-a.ndjson", Generation::Events(Some(19))),
@@ -26,39 +21,13 @@ const FILES: &[(&str, Generation)] = &[
     ("conversation-27.ndjson", Generation::Lines),
 ];
 
-fn events(generation: Generation, chunks: &[&[u8]]) -> Vec<MissionEvent> {
-    let mut reader = LineReader::new(generation);
-    let mut out = Vec::new();
-    for c in chunks {
-        reader.feed(c, &mut out).unwrap();
-    }
-    reader.finish(&mut out);
-    out.into_iter()
-        .flat_map(|r| match r {
-            Record::Stored(events) => events,
-            Record::Transport(_) => Vec::new(),
-        })
-        .collect()
-}
-
 fn whole(name: &str) -> Conversation {
     let generation = FILES.iter().find(|(n, _)| *n == name).unwrap().1;
     Conversation::from_events(&events(generation, &[&data(name)]))
 }
 
-fn chunked(bytes: &[u8], mut seed: u64) -> Vec<&[u8]> {
-    let mut out = Vec::new();
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let n = (1 + seed % 9) as usize;
-        let (a, b) = rest.split_at(n.min(rest.len()));
-        out.push(a);
-        rest = b;
-    }
-    out
+fn chunked(bytes: &[u8], seed: u64) -> Vec<&[u8]> {
+    common::chunked(bytes, seed, 9)
 }
 
 fn of_kind(c: &Conversation, kind: ItemKind) -> Vec<&Item> {

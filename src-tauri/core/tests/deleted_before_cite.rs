@@ -3,9 +3,10 @@
 //! Cite. The cite fails with a specific message and leaves nothing behind: no file
 //! and no held result.
 
+mod common;
+
 use casebook_core::ErrorCode;
-use casebook_core::app::{BackendChoice, Casebook, Config};
-use casebook_core::backend::{Backend, SandboxOptions};
+use casebook_core::backend::SandboxOptions;
 use casebook_core::citations::client::CiteOptions;
 use casebook_core::citations::jobs::CiteSource;
 use casebook_core::missions::follower::Quiet;
@@ -14,21 +15,7 @@ use std::sync::Arc;
 #[tokio::test(flavor = "multi_thread")]
 async fn a_file_deleted_between_drop_and_cite_fails_plainly_and_leaves_nothing() {
     let data = tempfile::tempdir().unwrap();
-    let options = SandboxOptions::default();
-    let backend = Backend::sandbox(Some(data.path()), options.clone())
-        .await
-        .unwrap();
-    let core = Casebook::start(
-        Config {
-            data_dir: data.path().to_path_buf(),
-            backend: BackendChoice::Fixed(Some(Box::new(backend))),
-            sandbox: options,
-            test_hooks: false,
-        },
-        Arc::new(Quiet),
-    )
-    .await
-    .unwrap();
+    let core = common::casebook_in(data.path(), SandboxOptions::default(), Arc::new(Quiet)).await;
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("essay.docx");
     std::fs::copy(

@@ -4,13 +4,14 @@
 //! makes progress each time and is followed to the turn's end. The sandbox's knobs make
 //! both, in the seeds' dialect and in each of eve's generations.
 
+mod common;
+
 use casebook_core::ErrorCode;
-use casebook_core::keys::ApiKey;
 use casebook_core::missions::client::{InvestigationClient, MissionSpec};
 use casebook_core::missions::protocol::{self, TurnEnd};
 use casebook_core::missions::stream::{WatchOptions, WatchUpdate};
-use casebook_core::net::connection::Connection;
 use casebook_sandbox::{MissionProtocol, RunningSandbox};
+use common::investigation_client;
 use std::time::Duration;
 
 const PROTOCOLS: [MissionProtocol; 4] = [
@@ -25,10 +26,7 @@ async fn sandbox(
     events: u64,
 ) -> (RunningSandbox, InvestigationClient, String) {
     let s = casebook_testsupport::sandbox::missions(protocol, events).await;
-    let c = InvestigationClient::new(
-        Connection::new(s.base_url()).unwrap(),
-        ApiKey::parse(s.key()).unwrap(),
-    );
+    let c = investigation_client(&s);
     let spec = MissionSpec::new("Does shade reduce heat stroke?", 2500);
     let sid = c.create_session(&spec).await.unwrap().session_id;
     (s, c, sid)

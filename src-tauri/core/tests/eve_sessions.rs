@@ -3,8 +3,9 @@
 //! sandbox's own log of what each request asked), leases, restarts, multi-turn sessions,
 //! replies with and without continuation tokens, questions, cancel.
 
+mod common;
+
 use casebook_core::ErrorCode;
-use casebook_core::keys::ApiKey;
 use casebook_core::missions::client::{
     Dialect, FollowUp, InputResponse, InvestigationClient, MissionSpec,
 };
@@ -13,8 +14,8 @@ use casebook_core::missions::follower::{Follower, Quiet};
 use casebook_core::missions::protocol::{self, MissionEvent};
 use casebook_core::missions::store::{MissionStatus, MissionStore};
 use casebook_core::missions::stream::{WatchEnd, WatchEndReason, WatchOptions, WatchUpdate};
-use casebook_core::net::connection::Connection;
 use casebook_sandbox::{MissionProtocol, Pace, RunningSandbox, SandboxConfig, start};
+use common::investigation_client;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,10 +47,7 @@ async fn sandbox(protocol: MissionProtocol) -> (RunningSandbox, InvestigationCli
 }
 
 fn client(s: &RunningSandbox) -> InvestigationClient {
-    InvestigationClient::new(
-        Connection::new(s.base_url()).unwrap(),
-        ApiKey::parse(s.key()).unwrap(),
-    )
+    investigation_client(&s)
 }
 
 fn fast() -> WatchOptions {

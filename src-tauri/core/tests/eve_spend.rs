@@ -2,13 +2,14 @@
 //! waiting record that changes no item of the conversation, and the subscriber must
 //! still be told, or the window's budget warning never shows.
 
-use casebook_core::keys::ApiKey;
-use casebook_core::missions::client::{InvestigationClient, MissionSpec};
+mod common;
+
+use casebook_core::missions::client::MissionSpec;
 use casebook_core::missions::follower::{Follower, MissionUpdate, Quiet};
 use casebook_core::missions::spend::{BudgetLevel, BudgetUse};
 use casebook_core::missions::store::MissionStore;
-use casebook_core::net::connection::Connection;
 use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
+use common::investigation_client;
 use std::sync::{Arc, Mutex};
 
 /// The spend a subscriber heard last, and the verdict that came with it.
@@ -32,10 +33,7 @@ async fn the_newest_spend_reaches_a_subscriber_even_on_a_record_that_changes_no_
         .await
         .unwrap();
         service.knobs().set(|k| k.spend_percent = Some(percent));
-        let client = InvestigationClient::new(
-            Connection::new(service.base_url()).unwrap(),
-            ApiKey::parse(service.key()).unwrap(),
-        );
+        let client = investigation_client(&service);
         let spec = MissionSpec::new("Does shade reduce heat stroke?", 500);
         let session = client.create_session(&spec).await.unwrap();
         let store = MissionStore::in_memory().unwrap();

@@ -2,18 +2,13 @@
 //! random chunks (cut inside JSON strings and UTF-8 characters) to the same records, and
 //! the conversation each one makes.
 
+mod common;
+
 use casebook_core::missions::conversation::{Conversation, Role};
 use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record, Transport};
 use casebook_core::missions::protocol::{self, MissionEvent};
 use casebook_core::missions::store::MissionStatus;
-use std::path::PathBuf;
-
-fn data(name: &str) -> Vec<u8> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/eve")
-        .join(name);
-    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
+use common::eve_data as data;
 
 fn expected() -> serde_json::Value {
     serde_json::from_slice(&data("expected.json")).unwrap()
@@ -47,19 +42,8 @@ fn describe(r: &Record) -> serde_json::Value {
 }
 
 /// Cut points from a seed: chunks of 1 to 40 bytes, so cuts land everywhere.
-fn chunked(bytes: &[u8], mut seed: u64) -> Vec<&[u8]> {
-    let mut out = Vec::new();
-    let mut rest = bytes;
-    while !rest.is_empty() {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        let n = (1 + seed % 40) as usize;
-        let (a, b) = rest.split_at(n.min(rest.len()));
-        out.push(a);
-        rest = b;
-    }
-    out
+fn chunked(bytes: &[u8], seed: u64) -> Vec<&[u8]> {
+    common::chunked(bytes, seed, 40)
 }
 
 fn events_of(records: &[Record]) -> Vec<MissionEvent> {

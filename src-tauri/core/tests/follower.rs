@@ -1,9 +1,11 @@
 //! The mission follower without any front end: `Casebook` in core, the embedded
 //! sandbox over loopback HTTP, and subscribers that record what they are sent.
 
+mod common;
+
 use casebook_core::ErrorCode;
-use casebook_core::app::{BackendChoice, Casebook, Config};
-use casebook_core::backend::{Backend, SandboxOptions};
+use casebook_core::app::Casebook;
+use casebook_core::backend::SandboxOptions;
 use casebook_core::missions::client::{FollowUp, MissionSpec};
 use casebook_core::missions::follower::{MissionUpdate, Observer, Sink};
 use casebook_core::missions::protocol::MissionEvent;
@@ -41,21 +43,8 @@ async fn casebook_on(
         mission_events: Some(events),
         ..SandboxOptions::default()
     };
-    let backend = Backend::sandbox(Some(dir.path()), options.clone())
-        .await
-        .unwrap();
     let seen = Arc::new(Seen::default());
-    let core = Casebook::start(
-        Config {
-            data_dir: dir.path().to_path_buf(),
-            backend: BackendChoice::Fixed(Some(Box::new(backend))),
-            sandbox: options,
-            test_hooks: false,
-        },
-        seen.clone(),
-    )
-    .await
-    .unwrap();
+    let core = common::casebook_in(dir.path(), options, seen.clone()).await;
     (core, seen, dir)
 }
 

@@ -2,27 +2,12 @@
 //! conversation shows as each settles, and where a watcher stops (never at a hold that is
 //! only a sign-in's: the turn goes on when the browser's callback arrives).
 
-use casebook_core::missions::conversation::{Conversation, ItemKind, StepStatus};
-use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record};
-use casebook_core::missions::protocol::{self, MissionEvent, TurnEnd, TurnTracker};
-use std::path::PathBuf;
+mod common;
 
-fn events(name: &str, generation: Generation) -> Vec<MissionEvent> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/eve")
-        .join(name);
-    let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    let mut reader = LineReader::new(generation);
-    let mut out = Vec::new();
-    reader.feed(&bytes, &mut out).unwrap();
-    reader.finish(&mut out);
-    out.into_iter()
-        .flat_map(|r| match r {
-            Record::Stored(events) => events,
-            Record::Transport(_) => Vec::new(),
-        })
-        .collect()
-}
+use casebook_core::missions::conversation::{Conversation, ItemKind, StepStatus};
+use casebook_core::missions::protocol::ndjson::Generation;
+use casebook_core::missions::protocol::{self, MissionEvent, TurnEnd, TurnTracker};
+use common::recorded as events;
 
 /// Where a watcher reading these records from the start stops: the event's name, and how.
 fn stops(es: &[MissionEvent]) -> Vec<(String, TurnEnd)> {

@@ -8,17 +8,8 @@ use casebook_core::ErrorCode;
 use casebook_core::citations::documents::{self, MAX_INFLATED_BYTES};
 use casebook_core::citations::reader::{self, MAX_PART_BYTES};
 use casebook_core::citations::returned;
+use casebook_testsupport::files::fixture_bytes as fixture;
 use std::io::{Cursor, Read, Write};
-use std::path::Path;
-
-fn fixture(rel: &str) -> Vec<u8> {
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/data")
-            .join(rel),
-    )
-    .unwrap()
-}
 
 /// `package` with `part` holding `content` (deflated); every other entry as it was.
 fn with_part(package: &[u8], part: &str, content: &[u8]) -> Vec<u8> {

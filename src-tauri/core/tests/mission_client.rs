@@ -1,6 +1,8 @@
 //! The investigation client and its reconnecting stream against the real sandbox
 //! over loopback HTTP, with faults: nothing lost, nothing repeated.
 
+mod common;
+
 use casebook_core::ErrorCode;
 use casebook_core::keys::ApiKey;
 use casebook_core::missions::client::{InvestigationClient, MissionSpec, Session};
@@ -9,6 +11,7 @@ use casebook_core::missions::store::{MissionStatus, MissionStore};
 use casebook_core::missions::stream::{WatchOptions, WatchUpdate};
 use casebook_core::net::connection::Connection;
 use casebook_sandbox::{Pace, RunningSandbox, SandboxConfig, start};
+use common::investigation_client;
 use std::time::Duration;
 
 async fn setup() -> (RunningSandbox, InvestigationClient) {
@@ -18,10 +21,7 @@ async fn setup() -> (RunningSandbox, InvestigationClient) {
     })
     .await
     .unwrap();
-    let c = InvestigationClient::new(
-        Connection::new(s.base_url()).unwrap(),
-        ApiKey::parse(s.key()).unwrap(),
-    );
+    let c = investigation_client(&s);
     (s, c)
 }
 
@@ -233,13 +233,7 @@ async fn auth_and_unknown_sessions_are_not_retried() {
     assert_eq!(err.code(), ErrorCode::Unauthorized);
     let err = wrong.watch("ses_1", fast(), |_| {}).await.unwrap_err();
     assert_eq!(err.code(), ErrorCode::Unauthorized);
-    let (_, c) = (
-        s.knobs().clone(),
-        InvestigationClient::new(
-            Connection::new(s.base_url()).unwrap(),
-            ApiKey::parse(s.key()).unwrap(),
-        ),
-    );
+    let (_, c) = (s.knobs().clone(), investigation_client(&s));
     assert_eq!(
         c.watch("ses_unknown", fast(), |_| {})
             .await

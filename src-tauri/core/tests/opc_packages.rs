@@ -6,18 +6,9 @@
 use casebook_core::citations::documents::{self, DocKind};
 use casebook_core::citations::reader;
 use casebook_sandbox::engine;
+use casebook_testsupport::files::fixture_bytes as fixture;
 use std::collections::HashMap;
 use std::io::{Cursor, Read, Write};
-use std::path::Path;
-
-fn fixture(rel: &str) -> Vec<u8> {
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../tests/data")
-            .join(rel),
-    )
-    .unwrap()
-}
 
 fn parts(bytes: &[u8]) -> Vec<(String, Vec<u8>)> {
     let mut z = zip::ZipArchive::new(Cursor::new(bytes)).unwrap();

@@ -1,27 +1,12 @@
 //! Each vocabulary's reader on recorded streams of its generation (`tests/data/eve`): the
 //! facts every record says, in order, and where a turn ends for a watcher.
 
-use casebook_core::missions::protocol::facts::{Awaited, DeltaText, Fact, PartKind, TurnOutcome};
-use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record};
-use casebook_core::missions::protocol::{self, MissionEvent, TurnEnd};
-use std::path::PathBuf;
+mod common;
 
-fn events(name: &str, generation: Generation) -> Vec<MissionEvent> {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/eve")
-        .join(name);
-    let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    let mut reader = LineReader::new(generation);
-    let mut out = Vec::new();
-    reader.feed(&bytes, &mut out).unwrap();
-    reader.finish(&mut out);
-    out.into_iter()
-        .flat_map(|r| match r {
-            Record::Stored(events) => events,
-            Record::Transport(_) => Vec::new(),
-        })
-        .collect()
-}
+use casebook_core::missions::protocol::facts::{Awaited, DeltaText, Fact, PartKind, TurnOutcome};
+use casebook_core::missions::protocol::ndjson::Generation;
+use casebook_core::missions::protocol::{self, MissionEvent, TurnEnd};
+use common::recorded as events;
 
 /// A fact's kind, as its variant's name.
 fn kind(f: &Fact) -> String {

@@ -3,13 +3,14 @@
 //! entry named out of the package, or holds a link is refused as bad input, in plain
 //! words, and nothing of it is kept.
 
+mod common;
+
 use casebook_core::ErrorCode;
 use casebook_core::citations::client::{CitationClient, Input, ValidOptions, no_progress};
 use casebook_core::citations::jobs::{CiteJobs, CiteSource};
-use casebook_core::keys::ApiKey;
-use casebook_core::net::connection::Connection;
 use casebook_sandbox::cite_variants::HostileDocument;
 use casebook_sandbox::{CiteVariants, RunningSandbox, SandboxConfig, start};
+use common::citation_client;
 use std::path::{Path, PathBuf};
 
 fn data(rel: &str) -> PathBuf {
@@ -28,10 +29,7 @@ async fn hostile(what: HostileDocument) -> (RunningSandbox, CitationClient) {
     })
     .await
     .unwrap();
-    let client = CitationClient::new(
-        Connection::new(s.base_url()).unwrap(),
-        ApiKey::parse(s.key()).unwrap(),
-    );
+    let client = citation_client(&s);
     (s, client)
 }
 
@@ -134,10 +132,7 @@ async fn the_same_answer_without_the_hostile_entry_is_saved() {
     // The control: the knob off, the same document cites and is kept.
     let path = data("docx/headings-lorem-multirun.docx");
     let s = start(SandboxConfig::default()).await.unwrap();
-    let client = CitationClient::new(
-        Connection::new(s.base_url()).unwrap(),
-        ApiKey::parse(s.key()).unwrap(),
-    );
+    let client = citation_client(&s);
     let jobs = CiteJobs::default();
     jobs.run(
         client,

@@ -2,8 +2,9 @@
 //! follower through 100 connections the sandbox cuts at random points (between
 //! events, mid-event, mid-UTF-8 character): every event stored and sent once, in order.
 
-use casebook_core::app::{BackendChoice, Casebook, Config};
-use casebook_core::backend::{Backend, SandboxOptions};
+mod common;
+
+use casebook_core::backend::SandboxOptions;
 use casebook_core::missions::client::MissionSpec;
 use casebook_core::missions::follower::{MissionUpdate, Quiet, Sink};
 use casebook_core::missions::store::MissionStatus;
@@ -57,20 +58,7 @@ async fn soak_follower_through_100_random_cuts() {
         mission_events: Some(EVENTS),
         ..SandboxOptions::default()
     };
-    let backend = Backend::sandbox(Some(dir.path()), options.clone())
-        .await
-        .unwrap();
-    let core = Casebook::start(
-        Config {
-            data_dir: dir.path().to_path_buf(),
-            backend: BackendChoice::Fixed(Some(Box::new(backend))),
-            sandbox: options,
-            test_hooks: false,
-        },
-        Arc::new(Quiet),
-    )
-    .await
-    .unwrap();
+    let core = common::casebook_in(dir.path(), options, Arc::new(Quiet)).await;
     let base = core.base_url().await.unwrap();
     faults(
         &base,

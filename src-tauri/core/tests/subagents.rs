@@ -3,18 +3,19 @@
 //! asserted from the sandbox's own log), its conversation the same model as the
 //! parent's, and what was read kept so it opens again with the service gone.
 
+mod common;
+
 use casebook_core::ErrorCode;
-use casebook_core::keys::ApiKey;
-use casebook_core::missions::client::{InvestigationClient, MissionSpec};
+use casebook_core::missions::client::MissionSpec;
 use casebook_core::missions::conversation::{ChildRef, ItemKind};
 use casebook_core::missions::follower::{Follower, Quiet};
 use casebook_core::missions::store::{MissionStatus, MissionStore};
 use casebook_core::missions::stream::child::ChildLimits;
 use casebook_core::missions::subagents;
-use casebook_core::net::connection::Connection;
 use casebook_sandbox::{
     ChildRoute, ChildStreamRequest, MissionProtocol, Pace, RunningSandbox, SandboxConfig, start,
 };
+use common::investigation_client as client;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -30,13 +31,6 @@ async fn sandbox(protocol: MissionProtocol, route: ChildRoute) -> RunningSandbox
     s.knobs().set(|k| k.delegate = true);
     s.knobs().set(|k| k.child_route = route);
     s
-}
-
-fn client(s: &RunningSandbox) -> InvestigationClient {
-    InvestigationClient::new(
-        Connection::new(s.base_url()).unwrap(),
-        ApiKey::parse(s.key()).unwrap(),
-    )
 }
 
 /// A delegating mission followed to its report and kept in `store`; its session id and

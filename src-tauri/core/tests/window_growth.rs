@@ -4,13 +4,14 @@
 //! the way the mission window does (ui/src/lib/conversation.ts) ends holding exactly the
 //! conversation the store kept, whether it subscribed before the reply began or during it.
 
-use casebook_core::keys::ApiKey;
-use casebook_core::missions::client::{InvestigationClient, MissionSpec};
+mod common;
+
+use casebook_core::missions::client::MissionSpec;
 use casebook_core::missions::conversation::Item;
 use casebook_core::missions::follower::{Follower, MissionUpdate, Quiet};
 use casebook_core::missions::store::MissionStore;
-use casebook_core::net::connection::Connection;
 use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
+use common::investigation_client;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -91,10 +92,7 @@ async fn a_window_that_applies_the_growth_it_hears_holds_what_the_store_kept() {
     })
     .await
     .unwrap();
-    let client = InvestigationClient::new(
-        Connection::new(service.base_url()).unwrap(),
-        ApiKey::parse(service.key()).unwrap(),
-    );
+    let client = investigation_client(&service);
     let spec = MissionSpec::new("Does shade reduce heat stroke?", 500);
     let session = client.create_session(&spec).await.unwrap();
     let store = MissionStore::in_memory().unwrap();

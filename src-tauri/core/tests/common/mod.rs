@@ -1,0 +1,101 @@
+//! What core's test files share: recorded eve streams read back, the clients on a
+//! sandbox, and Casebook itself on the embedded sandbox with a history of its own.
+
+#![allow(dead_code)]
+
+use casebook_core::app::{BackendChoice, Casebook, Config};
+use casebook_core::backend::{Backend, SandboxOptions};
+use casebook_core::citations::client::CitationClient;
+use casebook_core::keys::ApiKey;
+use casebook_core::missions::client::InvestigationClient;
+use casebook_core::missions::follower::Observer;
+use casebook_core::missions::protocol::MissionEvent;
+use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record};
+use casebook_core::net::connection::Connection;
+use casebook_sandbox::RunningSandbox;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// A recorded eve stream from `tests/data/eve`.
+pub fn eve_data(name: &str) -> Vec<u8> {
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/eve")
+        .join(name);
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// The events a reader of `generation` stores from `chunks`, fed in turn.
+pub fn events_from(generation: Generation, chunks: &[&[u8]]) -> Vec<MissionEvent> {
+    let mut reader = LineReader::new(generation);
+    let mut out = Vec::new();
+    for c in chunks {
+        reader.feed(c, &mut out).unwrap();
+    }
+    reader.finish(&mut out);
+    out.into_iter()
+        .flat_map(|r| match r {
+            Record::Stored(events) => events,
+            Record::Transport(_) => Vec::new(),
+        })
+        .collect()
+}
+
+/// The events stored from the recorded stream `name`, read whole.
+pub fn recorded(name: &str, generation: Generation) -> Vec<MissionEvent> {
+    events_from(generation, &[&eve_data(name)])
+}
+
+/// Cut points from a seed (xorshift): chunks of 1 to `most` bytes.
+pub fn chunked(bytes: &[u8], mut seed: u64, most: u64) -> Vec<&[u8]> {
+    let mut out = Vec::new();
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let n = (1 + seed % most) as usize;
+        let (a, b) = rest.split_at(n.min(rest.len()));
+        out.push(a);
+        rest = b;
+    }
+    out
+}
+
+fn connection(s: &RunningSandbox) -> (Connection, ApiKey) {
+    (
+        Connection::new(s.base_url()).unwrap(),
+        ApiKey::parse(s.key()).unwrap(),
+    )
+}
+
+/// The citation client on `s`, with its key.
+pub fn citation_client(s: &RunningSandbox) -> CitationClient {
+    let (c, k) = connection(s);
+    CitationClient::new(c, k)
+}
+
+/// The investigation client on `s`, with its key.
+pub fn investigation_client(s: &RunningSandbox) -> InvestigationClient {
+    let (c, k) = connection(s);
+    InvestigationClient::new(c, k)
+}
+
+/// Casebook on the embedded sandbox started with `options`, its history in `dir`.
+pub async fn casebook_in(
+    dir: &Path,
+    options: SandboxOptions,
+    observer: Arc<dyn Observer>,
+) -> Arc<Casebook> {
+    let backend = Backend::sandbox(Some(dir), options.clone()).await.unwrap();
+    Casebook::start(
+        Config {
+            data_dir: dir.to_path_buf(),
+            backend: BackendChoice::Fixed(Some(Box::new(backend))),
+            sandbox: options,
+            test_hooks: false,
+        },
+        observer,
+    )
+    .await
+    .unwrap()
+}
