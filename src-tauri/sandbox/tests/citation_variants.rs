@@ -12,24 +12,7 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 fn fixture(rel: &str) -> Vec<u8> {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data")
-        .join(rel);
-    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-async fn post(
-    sb: &casebook_sandbox::RunningSandbox,
-    path: &str,
-    body: &Value,
-) -> reqwest::Response {
-    client()
-        .post(format!("{}{path}", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(body)
-        .send()
-        .await
-        .unwrap()
+    casebook_testsupport::files::fixture_bytes(rel)
 }
 
 fn docx_request() -> Value {
@@ -39,7 +22,7 @@ fn docx_request() -> Value {
 #[tokio::test]
 async fn parse_shape_alternate_has_blocks_and_no_paragraphs() {
     let sb = sandbox().await;
-    let default: Value = post(&sb, "/citations/v1/parse", &docx_request())
+    let default: Value = post_json(&sb, "/citations/v1/parse", &docx_request())
         .await
         .json()
         .await
@@ -48,7 +31,7 @@ async fn parse_shape_alternate_has_blocks_and_no_paragraphs() {
         set_faults(&sb, json!({"parseShape": "alternate"})).await,
         200
     );
-    let resp = post(&sb, "/citations/v1/parse", &docx_request()).await;
+    let resp = post_json(&sb, "/citations/v1/parse", &docx_request()).await;
     assert_eq!(resp.status(), 200);
     assert!(
         resp.headers()["content-type"]
@@ -79,7 +62,7 @@ async fn parse_shape_alternate_has_blocks_and_no_paragraphs() {
     assert_eq!(alt["meta"]["bibliographyTitle"], "Bibliography");
 
     sb.knobs().set(|k| k.parse_shape = ParseShape::Default);
-    let back: Value = post(&sb, "/citations/v1/parse", &docx_request())
+    let back: Value = post_json(&sb, "/citations/v1/parse", &docx_request())
         .await
         .json()
         .await
@@ -93,7 +76,7 @@ async fn parse_shape_text_answers_text_plain() {
     let sb = sandbox().await;
     sb.knobs().set(|k| k.parse_shape = ParseShape::Text);
     let essay = json!({"essay": "Intro paragraph.\n\nSecond paragraph.\n\nReferences\nSmith, J. (2020). A book."});
-    let resp = post(&sb, "/citations/v1/parse", &essay).await;
+    let resp = post_json(&sb, "/citations/v1/parse", &essay).await;
     assert_eq!(resp.status(), 200);
     assert!(
         resp.headers()["content-type"]
@@ -109,7 +92,7 @@ async fn parse_shape_text_answers_text_plain() {
         "Intro paragraph.\nSecond paragraph.\n\nReferences\nSmith, J. (2020). A book.\n"
     );
     // Errors stay JSON.
-    let resp = post(&sb, "/citations/v1/parse", &json!({})).await;
+    let resp = post_json(&sb, "/citations/v1/parse", &json!({})).await;
     assert_eq!(resp.status(), 400);
     assert!(resp.json::<Value>().await.unwrap()["error"]["code"].is_string());
     sb.stop().await;
@@ -122,9 +105,11 @@ async fn success_status_applies_to_parse_cite_and_create() {
     let essay = json!({"essay": "One paragraph. Another sentence."});
     let statuses = || async {
         [
-            post(&sb, "/citations/v1/parse", &essay).await.status(),
-            post(&sb, "/citations/v1/cite", &essay).await.status(),
-            post(&sb, "/eve/v1/session", &create_body).await.status(),
+            post_json(&sb, "/citations/v1/parse", &essay).await.status(),
+            post_json(&sb, "/citations/v1/cite", &essay).await.status(),
+            post_json(&sb, "/eve/v1/session", &create_body)
+                .await
+                .status(),
         ]
     };
     assert_eq!(
@@ -137,11 +122,13 @@ async fn success_status_applies_to_parse_cite_and_create() {
         assert_eq!(statuses().await, [want; 3]);
     }
     // The bodies are the same; errors keep their status.
-    let resp = post(&sb, "/eve/v1/session", &create_body).await;
+    let resp = post_json(&sb, "/eve/v1/session", &create_body).await;
     assert_eq!(resp.status(), 202);
     assert!(resp.json::<Value>().await.unwrap()["sessionId"].is_string());
     assert_eq!(
-        post(&sb, "/citations/v1/parse", &json!({})).await.status(),
+        post_json(&sb, "/citations/v1/parse", &json!({}))
+            .await
+            .status(),
         400
     );
 
@@ -202,11 +189,11 @@ async fn html_errors_turn_413_and_429_bodies_into_pages() {
         }
     });
     let essay = json!({"essay": "x"});
-    let headers = assert_html(post(&sb, "/citations/v1/parse", &essay).await, 429).await;
+    let headers = assert_html(post_json(&sb, "/citations/v1/parse", &essay).await, 429).await;
     assert_eq!(headers["retry-after"], "4");
     let mut limited = None;
     for _ in 0..10 {
-        let resp = post(&sb, "/citations/v1/parse", &essay).await;
+        let resp = post_json(&sb, "/citations/v1/parse", &essay).await;
         if resp.status() == 429 {
             limited = Some(resp);
             break;

@@ -8,10 +8,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 fn data(rel: &str) -> Vec<u8> {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../tests/data")
-        .join(rel);
-    std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    casebook_testsupport::files::fixture_bytes(rel)
 }
 
 async fn sandbox() -> RunningSandbox {

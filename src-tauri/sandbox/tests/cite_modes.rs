@@ -59,13 +59,7 @@ fn essay_with_references() -> String {
 }
 
 async fn cite(sb: &RunningSandbox, body: Value) -> reqwest::Response {
-    client()
-        .post(format!("{}/citations/v1/cite", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
+    post_json(sb, "/citations/v1/cite", &body).await
 }
 
 async fn cite_ok(sb: &RunningSandbox, body: Value) -> (Vec<u8>, Value) {
@@ -77,13 +71,12 @@ async fn cite_ok(sb: &RunningSandbox, body: Value) -> (Vec<u8>, Value) {
 }
 
 async fn parse(sb: &RunningSandbox, bytes: &[u8]) -> Value {
-    let resp = client()
-        .post(format!("{}/citations/v1/parse", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&json!({"fileBase64": B64.encode(bytes)}))
-        .send()
-        .await
-        .unwrap();
+    let resp = post_json(
+        sb,
+        "/citations/v1/parse",
+        &json!({"fileBase64": B64.encode(bytes)}),
+    )
+    .await;
     assert_eq!(resp.status(), 200);
     resp.json().await.unwrap()
 }

@@ -42,13 +42,12 @@ fn a_cut_lands_where_it_says() {
 #[tokio::test]
 async fn random_cuts_split_events_and_characters_and_lose_nothing_on_resume() {
     let sb = sandbox().await;
-    let resp = client()
-        .post(format!("{}/eve/v1/session", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&json!({"message": MULTIBYTE, "events": 200}))
-        .send()
-        .await
-        .unwrap();
+    let resp = post_json(
+        &sb,
+        "/eve/v1/session",
+        &json!({"message": MULTIBYTE, "events": 200}),
+    )
+    .await;
     assert!(resp.status().is_success());
     let id = resp.json::<serde_json::Value>().await.unwrap()["sessionId"]
         .as_str()

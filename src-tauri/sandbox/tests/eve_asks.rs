@@ -6,7 +6,7 @@
 mod common;
 
 use casebook_sandbox::{MissionProtocol, RunningSandbox, SandboxConfig, start};
-use common::{MESSAGE, PATIENCE, client, set_faults};
+use common::{MESSAGE, PATIENCE, client, post_json, set_faults};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -45,13 +45,7 @@ async fn sandbox(proto: MissionProtocol, knobs: Value) -> RunningSandbox {
 }
 
 async fn post(sb: &RunningSandbox, path: &str, body: Value) -> (u16, Value) {
-    let resp = client()
-        .post(format!("{}/eve/v1{path}", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let resp = post_json(sb, &format!("/eve/v1{path}"), &body).await;
     let status = resp.status().as_u16();
     (status, resp.json().await.unwrap_or(Value::Null))
 }

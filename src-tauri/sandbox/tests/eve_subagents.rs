@@ -5,7 +5,7 @@
 mod common;
 
 use casebook_sandbox::{ChildStreamRequest, MissionProtocol, RunningSandbox, SandboxConfig, start};
-use common::{PATIENCE, client, set_faults};
+use common::{PATIENCE, client, post_json, set_faults};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -310,13 +310,7 @@ async fn the_parent_route_finds_only_its_own_child_by_its_call() {
 }
 
 async fn set_faults_status(sb: &RunningSandbox, body: Value) -> (u16, Value) {
-    let resp = client()
-        .post(format!("{}/_sandbox/faults", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let resp = post_json(sb, "/_sandbox/faults", &body).await;
     (
         resp.status().as_u16(),
         resp.json().await.unwrap_or_default(),

@@ -1,24 +1,15 @@
 //! `hostileDocument`: the cite answer's document with one hostile zip entry, set at run
 //! time over `POST /_sandbox/faults` and read back with a zip reader.
 
+mod common;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use casebook_sandbox::{RunningSandbox, SandboxConfig, start};
+use common::set_faults as faults;
 use serde_json::{Value, json};
 use std::io::Cursor;
 use std::path::Path;
-
-async fn faults(sb: &RunningSandbox, body: Value) -> u16 {
-    reqwest::Client::new()
-        .post(format!("{}/_sandbox/faults", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .status()
-        .as_u16()
-}
 
 /// The cited document's zip entries: name, declared size, whether a symbolic link.
 async fn cited_entries(sb: &RunningSandbox) -> Vec<(String, u64, bool)> {

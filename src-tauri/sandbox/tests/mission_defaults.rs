@@ -46,13 +46,7 @@ async fn mission_pace_ms_is_the_pace_of_missions_that_do_not_ask() {
     let first = s.next().await.unwrap().unwrap();
     assert_eq!(first.kind, "turn.started");
     // Still active after its first event: a 60 s pause is holding the second back.
-    let resp = client()
-        .post(format!("{}/eve/v1/session/{id}/cancel", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let resp = post_json(&sb, &format!("/eve/v1/session/{id}/cancel"), &json!({})).await;
     assert_eq!(resp.status(), 200);
     let mut rest = Vec::new();
     while let Some(ev) = tokio::time::timeout(PATIENCE, s.next()).await.unwrap() {

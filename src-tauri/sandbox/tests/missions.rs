@@ -2,7 +2,10 @@
 //! that is not Casebook's (`eventsource-stream`), so the sandbox and the client's
 //! decoder cannot agree on a mistake.
 
+mod common;
+
 use casebook_sandbox::{Pace, RateLimit, RunningSandbox, SandboxConfig, start};
+use common::post_json;
 use eventsource_stream::Eventsource;
 use futures_util::{Stream, StreamExt};
 use serde_json::{Value, json};
@@ -54,13 +57,7 @@ async fn create(sb: &RunningSandbox, extra: Value) -> String {
     body.as_object_mut()
         .unwrap()
         .extend(extra.as_object().cloned().unwrap_or_default());
-    let resp = client()
-        .post(format!("{}/eve/v1/session", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let resp = post_json(sb, "/eve/v1/session", &body).await;
     assert_eq!(resp.status(), 201);
     let body: Value = resp.json().await.unwrap();
     body["sessionId"].as_str().unwrap().to_owned()
@@ -166,13 +163,12 @@ async fn raw(sb: &RunningSandbox, id: &str) -> String {
 #[tokio::test]
 async fn create_answers_201_with_the_documented_shape() {
     let sb = sandbox().await;
-    let resp = client()
-        .post(format!("{}/eve/v1/session", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&json!({"message": message("$25.00"), "somethingElse": true}))
-        .send()
-        .await
-        .unwrap();
+    let resp = post_json(
+        &sb,
+        "/eve/v1/session",
+        &json!({"message": message("$25.00"), "somethingElse": true}),
+    )
+    .await;
     assert_eq!(resp.status(), 201);
     assert!(
         resp.headers()["content-type"]
@@ -234,13 +230,7 @@ async fn malformed_messages_are_400_invalid_mission_naming_the_line() {
         (good.replace("\n\n", "\n\n\n"), 6),
     ];
     for (msg, line) in cases {
-        let resp = client()
-            .post(format!("{}/eve/v1/session", sb.base_url()))
-            .bearer_auth(sb.key())
-            .json(&json!({ "message": msg }))
-            .send()
-            .await
-            .unwrap();
+        let resp = post_json(&sb, "/eve/v1/session", &json!({ "message": msg })).await;
         assert_eq!(resp.status(), 400, "{msg:?}");
         let body: Value = resp.json().await.unwrap();
         assert_eq!(body["error"]["code"], "invalid_mission", "{msg:?}: {body}");
@@ -259,13 +249,7 @@ async fn malformed_messages_are_400_invalid_mission_naming_the_line() {
         message("$7"),
         message("$7.5"),
     ] {
-        let resp = client()
-            .post(format!("{}/eve/v1/session", sb.base_url()))
-            .bearer_auth(sb.key())
-            .json(&json!({ "message": msg }))
-            .send()
-            .await
-            .unwrap();
+        let resp = post_json(&sb, "/eve/v1/session", &json!({ "message": msg })).await;
         assert_eq!(resp.status(), 201, "{msg:?}");
     }
     sb.stop().await;

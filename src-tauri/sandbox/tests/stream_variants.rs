@@ -141,13 +141,7 @@ async fn completion_event_renames_the_event_that_ends_a_completed_mission() {
 
     // A cancelled turn still ends with session.waiting.
     let live = create(&sb, json!({"paceMs": 60_000})).await;
-    let resp = client()
-        .post(format!("{}/eve/v1/session/{live}/cancel", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let resp = post_json(&sb, &format!("/eve/v1/session/{live}/cancel"), &json!({})).await;
     assert_eq!(resp.status(), 200);
     assert_eq!(
         kinds(&full(&sb, &live).await).last(),
@@ -182,13 +176,7 @@ async fn done_status_204_stops_reconnects_once_a_session_is_over() {
     tokio::time::timeout(PATIENCE, async {
         // Instant pace: wait for the log to be complete without streaming it.
         loop {
-            let resp = client()
-                .post(format!("{}/eve/v1/session/{third}/cancel", sb.base_url()))
-                .bearer_auth(sb.key())
-                .json(&json!({}))
-                .send()
-                .await
-                .unwrap();
+            let resp = post_json(&sb, &format!("/eve/v1/session/{third}/cancel"), &json!({})).await;
             if resp.status() == 409 {
                 break;
             }
@@ -204,13 +192,12 @@ async fn done_status_204_stops_reconnects_once_a_session_is_over() {
     let waiting = create(&sb, json!({"paceMs": 60_000})).await;
     let mut s = sse(request(&sb, &waiting, None).await);
     assert_eq!(s.next().await.unwrap().unwrap().kind, "turn.started");
-    let resp = client()
-        .post(format!("{}/eve/v1/session/{waiting}/cancel", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap();
+    let resp = post_json(
+        &sb,
+        &format!("/eve/v1/session/{waiting}/cancel"),
+        &json!({}),
+    )
+    .await;
     assert_eq!(resp.status(), 200);
     let mut rest = Vec::new();
     while let Some(ev) = tokio::time::timeout(PATIENCE, s.next()).await.unwrap() {
@@ -236,13 +223,12 @@ async fn stream_429_answers_with_retry_after_in_seconds() {
         k.stream_429_retry_after = Some(3);
     });
     // Other endpoints are not affected.
-    let resp = client()
-        .post(format!("{}/citations/v1/parse", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&json!({"essay": "One paragraph."}))
-        .send()
-        .await
-        .unwrap();
+    let resp = post_json(
+        &sb,
+        "/citations/v1/parse",
+        &json!({"essay": "One paragraph."}),
+    )
+    .await;
     assert_eq!(resp.status(), 200);
     for _ in 0..2 {
         let resp = request(&sb, &id, None).await;

@@ -35,19 +35,25 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
+/// `POST {base}{path}` with the sandbox's key and `body` as JSON: the response, whatever
+/// its status.
+pub async fn post_json(sb: &RunningSandbox, path: &str, body: &Value) -> reqwest::Response {
+    client()
+        .post(format!("{}{path}", sb.base_url()))
+        .bearer_auth(sb.key())
+        .json(body)
+        .send()
+        .await
+        .unwrap()
+}
+
 /// Creates a session with the standard message plus `extra` fields; its id.
 pub async fn create(sb: &RunningSandbox, extra: Value) -> String {
     let mut body = json!({ "message": MESSAGE });
     body.as_object_mut()
         .unwrap()
         .extend(extra.as_object().cloned().unwrap_or_default());
-    let resp = client()
-        .post(format!("{}/eve/v1/session", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&body)
-        .send()
-        .await
-        .unwrap();
+    let resp = post_json(sb, "/eve/v1/session", &body).await;
     assert!(resp.status().is_success(), "{}", resp.status());
     let body: Value = resp.json().await.unwrap();
     body["sessionId"].as_str().unwrap().to_owned()
@@ -144,13 +150,8 @@ pub fn kinds(events: &[Ev]) -> Vec<&str> {
 
 /// `POST /_sandbox/faults` with the sandbox's key: the status.
 pub async fn set_faults(sb: &RunningSandbox, body: Value) -> u16 {
-    client()
-        .post(format!("{}/_sandbox/faults", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(&body)
-        .send()
+    post_json(sb, "/_sandbox/faults", &body)
         .await
-        .unwrap()
         .status()
         .as_u16()
 }
