@@ -196,7 +196,7 @@ static SOFFICE: Mutex<()> = Mutex::new(());
 fn libreoffice(path: &Path, format: &str, ext: &str) -> String {
     let _one = SOFFICE.lock().unwrap_or_else(|p| p.into_inner());
     let out_dir = tempfile::tempdir().unwrap();
-    let run = soffice(&[path], format, out_dir.path());
+    let run = soffice([path], format, out_dir.path());
     let converted = out_dir
         .path()
         .join(Path::new(path.file_name().unwrap()).with_extension(ext));
@@ -845,22 +845,7 @@ struct Terminal {
 impl Terminal {
     /// Spawns `cmd` with its stderr on a new pseudo-terminal.
     fn spawn(cmd: &mut Command) -> (Child, Terminal) {
-        use std::os::fd::{FromRawFd, OwnedFd};
-        let (mut master, mut slave) = (0, 0);
-        // SAFETY: openpty writes two descriptors it opened; no name, default settings.
-        let rc = unsafe {
-            libc::openpty(
-                &mut master,
-                &mut slave,
-                std::ptr::null_mut(),
-                std::ptr::null(),
-                std::ptr::null(),
-            )
-        };
-        assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
-        // SAFETY: both descriptors are ours alone from here on.
-        let (master, slave) =
-            unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+        let (master, slave) = common::pty();
         let child = cmd.stderr(Stdio::from(slave)).spawn().unwrap();
         // The command held the only other end: once the child exits, reads end (EIO).
         let seen = Arc::new(Mutex::new(Vec::new()));

@@ -23,16 +23,7 @@ fn casebook(data: &std::path::Path, url: &str, key: &str) -> Command {
 
 /// The ids of the session's events as the service holds them, read once it is over.
 async fn service_ids(url: &str, key: &str, id: &str) -> Vec<String> {
-    let body = reqwest::Client::new()
-        .get(format!("{url}/eve/v1/session/{id}/stream"))
-        .bearer_auth(key)
-        .header("Accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let body = casebook_testsupport::sandbox::stream_text(url, key, id).await;
     body.lines()
         .filter_map(|l| l.strip_prefix("id:"))
         .map(|s| s.trim().to_owned())

@@ -13,7 +13,6 @@ use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
 use casebook_testsupport::files::fixture;
 use casebook_testsupport::sandbox::Blocking;
 use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
@@ -82,20 +81,7 @@ fn assert_shown(what: &str, text: &str, shown: &[&str]) {
 /// `cmd` run with its stdout and stderr on a new pseudo-terminal, and `stdin` (if
 /// any) written to its stdin: its exit status and every byte the terminal received.
 fn on_terminal(cmd: &mut Command, stdin: Option<&str>) -> (std::process::ExitStatus, Vec<u8>) {
-    let (mut master, mut slave) = (0, 0);
-    // SAFETY: openpty writes two descriptors it opened; no name, default settings.
-    let rc = unsafe {
-        libc::openpty(
-            &mut master,
-            &mut slave,
-            std::ptr::null_mut(),
-            std::ptr::null(),
-            std::ptr::null(),
-        )
-    };
-    assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
-    // SAFETY: both descriptors are ours alone from here on.
-    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let (master, slave) = common::pty();
     if stdin.is_some() {
         cmd.stdin(Stdio::piped());
     }

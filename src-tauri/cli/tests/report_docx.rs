@@ -74,7 +74,7 @@ fn python_docx(docx: &Path) -> Value {
 /// The text of `docx` as LibreOffice headless converts it.
 fn libreoffice_text(docx: &Path) -> String {
     let out_dir = tempfile::tempdir().unwrap();
-    soffice(&[docx], "txt:Text (encoded):UTF8", out_dir.path());
+    soffice([docx], "txt:Text (encoded):UTF8", out_dir.path());
     let txt = out_dir
         .path()
         .join(docx.with_extension("txt").file_name().unwrap());

@@ -13,16 +13,7 @@ const EVENTS: u64 = 1_000;
 const OBJECTIVE: &str = "Влияние жары на здоровье пожилых людей 高齢者 городов Европы";
 
 async fn service_ids(url: &str, key: &str, id: &str) -> Vec<String> {
-    let body = reqwest::Client::new()
-        .get(format!("{url}/eve/v1/session/{id}/stream"))
-        .bearer_auth(key)
-        .header("Accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let body = casebook_testsupport::sandbox::stream_text(url, key, id).await;
     body.lines()
         .filter_map(|l| l.strip_prefix("id: "))
         .map(str::to_owned)

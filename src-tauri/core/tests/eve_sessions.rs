@@ -47,7 +47,7 @@ async fn sandbox(protocol: MissionProtocol) -> (RunningSandbox, InvestigationCli
 }
 
 fn client(s: &RunningSandbox) -> InvestigationClient {
-    investigation_client(&s)
+    investigation_client(s)
 }
 
 fn fast() -> WatchOptions {

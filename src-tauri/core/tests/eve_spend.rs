@@ -4,12 +4,9 @@
 
 mod common;
 
-use casebook_core::missions::client::MissionSpec;
 use casebook_core::missions::follower::{Follower, MissionUpdate, Quiet};
 use casebook_core::missions::spend::{BudgetLevel, BudgetUse};
-use casebook_core::missions::store::MissionStore;
 use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
-use common::investigation_client;
 use std::sync::{Arc, Mutex};
 
 /// The spend a subscriber heard last, and the verdict that came with it.
@@ -33,14 +30,7 @@ async fn the_newest_spend_reaches_a_subscriber_even_on_a_record_that_changes_no_
         .await
         .unwrap();
         service.knobs().set(|k| k.spend_percent = Some(percent));
-        let client = investigation_client(&service);
-        let spec = MissionSpec::new("Does shade reduce heat stroke?", 500);
-        let session = client.create_session(&spec).await.unwrap();
-        let store = MissionStore::in_memory().unwrap();
-        let record = store
-            .insert(&session, &spec, service.base_url())
-            .await
-            .unwrap();
+        let (client, session, store, record) = common::created_and_kept(&service).await;
         let follower = Follower::new(store.clone(), Arc::new(Quiet));
         let heard: Arc<Mutex<Option<Heard>>> = Arc::default();
         let into = heard.clone();

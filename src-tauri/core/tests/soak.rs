@@ -31,16 +31,8 @@ async fn faults(base: &str, body: serde_json::Value) -> serde_json::Value {
 
 /// The service's ids for the session, read in one clean connection once it is over.
 async fn service_ids(base: &str, id: &str) -> Vec<String> {
-    let body = reqwest::Client::new()
-        .get(format!("{base}/eve/v1/session/{id}/stream"))
-        .bearer_auth(casebook_sandbox::DEMO_KEY)
-        .header("Accept", "text/event-stream")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let body =
+        casebook_testsupport::sandbox::stream_text(base, casebook_sandbox::DEMO_KEY, id).await;
     body.lines()
         .filter_map(|l| l.strip_prefix("id: "))
         .map(str::to_owned)

@@ -6,12 +6,9 @@
 
 mod common;
 
-use casebook_core::missions::client::MissionSpec;
 use casebook_core::missions::conversation::Item;
 use casebook_core::missions::follower::{Follower, MissionUpdate, Quiet};
-use casebook_core::missions::store::MissionStore;
 use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
-use common::investigation_client;
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -92,14 +89,7 @@ async fn a_window_that_applies_the_growth_it_hears_holds_what_the_store_kept() {
     })
     .await
     .unwrap();
-    let client = investigation_client(&service);
-    let spec = MissionSpec::new("Does shade reduce heat stroke?", 500);
-    let session = client.create_session(&spec).await.unwrap();
-    let store = MissionStore::in_memory().unwrap();
-    let record = store
-        .insert(&session, &spec, service.base_url())
-        .await
-        .unwrap();
+    let (client, session, store, record) = common::created_and_kept(&service).await;
     let follower = Follower::new(store.clone(), Arc::new(Quiet));
     let subscribe = |name: &str| {
         let window: Arc<Mutex<Window>> = Arc::default();

@@ -105,21 +105,7 @@ impl Read {
 
     /// Every event or fact of the given type, with its data.
     fn data_of(&self, ty: &str) -> Vec<Value> {
-        let mut out = Vec::new();
-        for v in self.values() {
-            if v["type"] == ty {
-                out.push(v["data"].clone());
-            }
-            for f in v["facts"].as_array().into_iter().flatten() {
-                if f["type"] == ty {
-                    out.push(f["data"].clone());
-                }
-            }
-            if v["progress"]["type"] == ty {
-                out.push(v["progress"]["data"].clone());
-            }
-        }
-        out
+        common::data_of(&self.values(), ty)
     }
 }
 

@@ -5,7 +5,7 @@
 mod common;
 
 use casebook_sandbox::{ChildStreamRequest, MissionProtocol, RunningSandbox, SandboxConfig, start};
-use common::{PATIENCE, client, post_json, set_faults};
+use common::{PATIENCE, client, data_of, post_json, set_faults};
 use serde_json::{Value, json};
 use std::time::Duration;
 
@@ -57,25 +57,6 @@ async fn get(sb: &RunningSandbox, path: &str) -> (u16, Vec<Value>) {
         .filter(|v| v.get("$eve").is_none())
         .collect();
     (status, records)
-}
-
-/// Every event (A/B) or fact and progress (27) of type `ty`, with its data.
-fn data_of(records: &[Value], ty: &str) -> Vec<Value> {
-    let mut out = Vec::new();
-    for v in records {
-        if v["type"] == ty {
-            out.push(v["data"].clone());
-        }
-        for f in v["facts"].as_array().into_iter().flatten() {
-            if f["type"] == ty {
-                out.push(f["data"].clone());
-            }
-        }
-        if v["progress"]["type"] == ty {
-            out.push(v["progress"]["data"].clone());
-        }
-    }
-    out
 }
 
 /// The parent's session id, and its child's id, call id and `streamPath`, once the

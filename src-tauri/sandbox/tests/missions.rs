@@ -116,19 +116,7 @@ async fn open(
 
 /// Reads one connection to its end: its events, and whether it ended cleanly.
 async fn read_all(sb: &RunningSandbox, id: &str, resume: Option<Resume>) -> (Vec<Ev>, bool) {
-    tokio::time::timeout(PATIENCE, async {
-        let mut s = open(sb, id, resume).await;
-        let mut out = Vec::new();
-        while let Some(item) = s.next().await {
-            match item {
-                Ok(ev) => out.push(ev),
-                Err(_) => return (out, false),
-            }
-        }
-        (out, true)
-    })
-    .await
-    .expect("the stream ends")
+    common::drain(open(sb, id, resume)).await
 }
 
 /// The whole log of a session that runs to its end, in one clean connection.

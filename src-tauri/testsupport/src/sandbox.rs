@@ -66,3 +66,18 @@ impl Drop for Blocking {
         rt.shutdown_timeout(std::time::Duration::from_secs(1));
     }
 }
+
+/// The whole stream of session `id` as the service at `url` holds it, read in one
+/// connection once the session is over.
+pub async fn stream_text(url: &str, key: &str, id: &str) -> String {
+    reqwest::Client::new()
+        .get(format!("{url}/eve/v1/session/{id}/stream"))
+        .bearer_auth(key)
+        .header("Accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}

@@ -7,10 +7,11 @@ use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
 use casebook_core::citations::client::CitationClient;
 use casebook_core::keys::ApiKey;
-use casebook_core::missions::client::InvestigationClient;
+use casebook_core::missions::client::{InvestigationClient, MissionSpec, Session};
 use casebook_core::missions::follower::Observer;
 use casebook_core::missions::protocol::MissionEvent;
 use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record};
+use casebook_core::missions::store::{MissionRecord, MissionStore};
 use casebook_core::net::connection::Connection;
 use casebook_sandbox::RunningSandbox;
 use std::path::{Path, PathBuf};
@@ -98,4 +99,20 @@ pub async fn casebook_in(
     )
     .await
     .unwrap()
+}
+
+/// A mission created on `service` and kept in a store in memory, as the app keeps one it
+/// starts: the client, the session, the store and the mission's record.
+pub async fn created_and_kept(
+    service: &RunningSandbox,
+) -> (InvestigationClient, Session, MissionStore, MissionRecord) {
+    let client = investigation_client(service);
+    let spec = MissionSpec::new("Does shade reduce heat stroke?", 500);
+    let session = client.create_session(&spec).await.unwrap();
+    let store = MissionStore::in_memory().unwrap();
+    let record = store
+        .insert(&session, &spec, service.base_url())
+        .await
+        .unwrap();
+    (client, session, store, record)
 }

@@ -108,8 +108,17 @@ pub async fn read_all(
     id: &str,
     last_event_id: Option<&str>,
 ) -> (Vec<Ev>, bool) {
+    drain(async { sse(request(sb, id, last_event_id).await) }).await
+}
+
+/// Opens a stream and reads it to its end, all within [`PATIENCE`]: its items, and
+/// whether it ended cleanly (no error item).
+pub async fn drain<T, E, S>(open: impl std::future::Future<Output = S>) -> (Vec<T>, bool)
+where
+    S: Stream<Item = Result<T, E>> + Unpin,
+{
     tokio::time::timeout(PATIENCE, async {
-        let mut s = sse(request(sb, id, last_event_id).await);
+        let mut s = open.await;
         let mut out = Vec::new();
         while let Some(item) = s.next().await {
             match item {
@@ -121,6 +130,25 @@ pub async fn read_all(
     })
     .await
     .expect("the stream ends")
+}
+
+/// Every event (A/B) or fact and progress (27) of type `ty` in `records`, with its data.
+pub fn data_of(records: &[Value], ty: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    for v in records {
+        if v["type"] == ty {
+            out.push(v["data"].clone());
+        }
+        for f in v["facts"].as_array().into_iter().flatten() {
+            if f["type"] == ty {
+                out.push(f["data"].clone());
+            }
+        }
+        if v["progress"]["type"] == ty {
+            out.push(v["progress"]["data"].clone());
+        }
+    }
+    out
 }
 
 /// The whole log of a session that runs to its end, in one clean connection.
