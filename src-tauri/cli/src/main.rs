@@ -6,15 +6,13 @@
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 mod assets;
+mod cite;
 mod output;
 mod terminal;
 
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
-use casebook_core::citations::client::{CitationClient, CiteOptions, Mode, ValidOptions};
-use casebook_core::citations::jobs::{self, CiteSource};
 use casebook_core::citations::preview;
-use casebook_core::citations::summary;
 use casebook_core::keys::{KeySource, KeyStore, Service};
 use casebook_core::missions::client::attachment::Attachment;
 use casebook_core::missions::client::{FollowUp, InputResponse, MissionSpec};
@@ -23,9 +21,10 @@ use casebook_core::missions::follower::{MissionUpdate, Quiet};
 use casebook_core::missions::spend::parse_usd;
 use casebook_core::missions::store::MissionStatus;
 use casebook_core::{Error, ErrorCode, save};
-use clap::{Args, Parser, Subcommand};
+use cite::{CiteArgs, cite, source};
+use clap::{Parser, Subcommand};
 use std::io::{IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::{Arc, Mutex};
 use terminal::{say, tell};
@@ -117,54 +116,6 @@ enum KeysAction {
         /// citations or investigations
         service: Service,
     },
-}
-
-#[derive(Args)]
-struct CiteArgs {
-    /// A .docx or .pptx, or - to read text from stdin.
-    file: PathBuf,
-    #[arg(long, default_value = "every_other")]
-    mode: Mode,
-    /// Fewest citations per cited paragraph.
-    #[arg(long, default_value_t = 1)]
-    min: u32,
-    /// Most citations per cited paragraph.
-    #[arg(long, default_value_t = 2)]
-    max: u32,
-    /// Seed for random mode, to repeat a result.
-    #[arg(long)]
-    seed: Option<u64>,
-    /// Where to write (default: <stem>.cited.<ext> beside the input; stdout for -).
-    #[arg(short = 'o', long = "output")]
-    output: Option<PathBuf>,
-    /// Replace an existing output file.
-    #[arg(long)]
-    overwrite: bool,
-    /// Print what changed as JSON.
-    #[arg(long)]
-    json: bool,
-}
-
-impl CiteArgs {
-    /// `casebook cite FILE`, every option at its default.
-    fn defaults_for(file: &Path) -> Self {
-        #[derive(Parser)]
-        struct Cite {
-            #[command(flatten)]
-            args: CiteArgs,
-        }
-        Cite::parse_from([std::ffi::OsStr::new("cite"), file.as_os_str()]).args
-    }
-
-    fn options(&self) -> Result<ValidOptions, Error> {
-        CiteOptions {
-            mode: self.mode,
-            min_citations: self.min,
-            max_citations: self.max,
-            seed: self.seed,
-        }
-        .validated()
-    }
 }
 
 #[derive(Subcommand)]
@@ -435,100 +386,6 @@ async fn dispatch(command: Command, core: &Core) -> Result<(), Error> {
     }
 }
 
-fn is_stdin(file: &Path) -> bool {
-    file == Path::new("-")
-}
-
-fn label(file: &Path) -> String {
-    if is_stdin(file) {
-        "stdin".into()
-    } else {
-        file.display().to_string()
-    }
-}
-
-/// A file path, or text read from stdin for `-` (bounded like a document).
-fn source(file: &Path) -> Result<CiteSource, Error> {
-    if !is_stdin(file) {
-        return Ok(CiteSource::Document {
-            path: file.to_owned(),
-        });
-    }
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(casebook_core::citations::documents::MAX_REQUEST_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| Error::io("Cannot read stdin", &e))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| Error::invalid_input("The text on stdin is not UTF-8."))?;
-    Ok(CiteSource::Essay { text })
-}
-
-/// `client` is awaited only once the input and output are found good.
-async fn cite(
-    client: impl Future<Output = Result<CitationClient, Error>>,
-    args: CiteArgs,
-) -> Result<(), Error> {
-    let options = args.options()?;
-    let input = (!is_stdin(&args.file)).then(|| args.file.clone());
-    let out = match (&args.output, &input) {
-        (Some(o), _) => Some(o.clone()),
-        (None, Some(p)) => Some(save::cited_path(p)),
-        (None, None) => None,
-    };
-    if let Some(out) = &out {
-        save::check_destination(input.as_deref(), out, args.overwrite)?;
-    }
-    let source = source(&args.file)?;
-    if let Some(note) = references_note(&source).await {
-        eprintln!("{note}");
-    }
-    let client = client.await?;
-    let progress = output::progress(format!("Citing {}", label(&args.file)));
-    // The answer is decoded straight into the file that becomes the output.
-    let pending = out.as_deref().map(save::Pending::create).transpose()?;
-    let file = match &pending {
-        Some(p) => p
-            .file()
-            .try_clone()
-            .map_err(|e| Error::io("Cannot write the output", &e))?,
-        None => jobs::temporary_output().await?,
-    };
-    // Ctrl+C (SIGINT) while sending, waiting or receiving: the request is dropped with
-    // the unnamed file its answer was going into, and the pending output with it, so
-    // nothing is left behind; the command says so and exits 130.
-    let result = tokio::select! {
-        r = jobs::cite_source(&client, &source, &options, &progress, file) => r,
-        _ = tokio::signal::ctrl_c() => Err(Error::new(
-            ErrorCode::Cancelled,
-            "Cancelled: nothing was saved.",
-        )),
-    };
-    // The progress line goes first, so that an error starts a line of its own.
-    output::done(&progress);
-    let cited = result?;
-    match pending {
-        Some(p) => p.commit(args.overwrite)?,
-        None => to_stdout(false, |mut w| cited.write_to(&mut w))?,
-    }
-    output::print_cited(&cited, out.as_deref(), args.json);
-    Ok(())
-}
-
-/// What Casebook's own reading finds before anything is sent, as the window's card
-/// says it: no References section, which a service may refuse or answer by adding one.
-async fn references_note(source: &CiteSource) -> Option<String> {
-    let none = match source {
-        CiteSource::Document { path } => preview::inspect_documents(vec![path.clone()])
-            .await
-            .first()
-            .is_some_and(|info| info.references == Some(0)),
-        CiteSource::Essay { text } => summary::read_essay(text).references.is_empty(),
-    };
-    none.then(|| output::no_references(matches!(source, CiteSource::Essay { .. })))
-}
-
 async fn mission(core: &Arc<Casebook>, action: MissionAction) -> Result<(), Error> {
     match action {
         MissionAction::Start {
@@ -789,7 +646,7 @@ async fn keys(action: KeysAction) -> Result<(), Error> {
 /// Text the CLI passes through to stdout (a cited essay, a transcript): exact on a
 /// pipe or into a file, made safe on a terminal, where a person reads it (JSON as
 /// the same JSON, with what a terminal obeys escaped).
-fn to_stdout(
+pub(crate) fn to_stdout(
     json: bool,
     write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
 ) -> Result<(), Error> {
