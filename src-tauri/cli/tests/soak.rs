@@ -12,14 +12,6 @@ const EVENTS: u64 = 1_000;
 /// Cyrillic and CJK, so the events carry two- and three-byte characters to cut inside.
 const OBJECTIVE: &str = "Влияние жары на здоровье пожилых людей 高齢者 городов Европы";
 
-async fn service_ids(url: &str, key: &str, id: &str) -> Vec<String> {
-    let body = casebook_testsupport::sandbox::stream_text(url, key, id).await;
-    body.lines()
-        .filter_map(|l| l.strip_prefix("id: "))
-        .map(str::to_owned)
-        .collect()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 #[ignore = "soak: minutes of reconnects; run by make harden"]
 async fn soak_cli_follow_through_100_random_cuts() {
@@ -69,7 +61,7 @@ async fn soak_cli_follow_through_100_random_cuts() {
         .find_map(|e| e["data"]["sessionId"].as_str().map(str::to_owned))
         .expect("a session id in the events");
     let drops = service.knobs().cuts_made();
-    let want = service_ids(&url, &key, &session).await;
+    let want = casebook_testsupport::sandbox::stream_ids(&url, &key, &session).await;
     assert_eq!(drops, CUTS, "every cut happened before the mission ended");
     assert!(want.len() as u64 >= EVENTS - 10, "{} events", want.len());
     let lost = want.iter().filter(|w| !got.contains(w)).count();

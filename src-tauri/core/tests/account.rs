@@ -2,16 +2,19 @@
 //! usage that counts real calls, expiry, and the session kept only in the keyring
 //! (checked with `secret-tool`) and bound to the origin that issued it.
 
+mod common;
+
 use casebook_core::ErrorCode;
 use casebook_core::account::{self, AccountView, Me};
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
-use casebook_core::citations::client::{CitationClient, Input, ValidOptions, no_progress};
+use casebook_core::citations::client::{CitationClient, Input, no_progress};
 use casebook_core::keys::SessionCookie;
 use casebook_core::keys::{ApiKey, KeyStore, SESSION_ENTRY};
 use casebook_core::missions::follower::Quiet;
 use casebook_core::net::connection::Connection;
 use casebook_testsupport::keyring::{harness, secret_tool_lookup};
+use common::cite_defaults;
 use std::sync::Arc;
 
 /// Signs in through the sandbox console's form, as a browser would; returns the
@@ -61,14 +64,13 @@ async fn the_account_endpoint_reads_the_console_session_and_counts_real_calls() 
     assert!(!masked.contains(&sandbox.key()[..8]), "{masked}");
 
     let client = CitationClient::new(conn.clone(), ApiKey::parse(sandbox.key()).unwrap());
-    client
-        .cite(
-            &Input::essay("One paragraph.\n\nAnother.").unwrap(),
-            &ValidOptions::default(),
-            &no_progress,
-        )
-        .await
-        .unwrap();
+    cite_defaults(
+        &client,
+        &Input::essay("One paragraph.\n\nAnother.").unwrap(),
+        &no_progress,
+    )
+    .await
+    .unwrap();
     let Me::Account(after) = account::fetch(&conn, &cookie).await.unwrap() else {
         panic!("still signed in");
     };

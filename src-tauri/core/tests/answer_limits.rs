@@ -2,6 +2,8 @@
 //! never stops, gets a `protocol` error instead of all of Casebook's memory. And the health
 //! check takes any 2xx with any body.
 
+mod common;
+
 use axum::body::Body;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -33,10 +35,7 @@ async fn serve(reply: impl Fn() -> Response + Clone + Send + Sync + 'static) -> 
         let reply = reply.clone();
         async move { reply() }
     });
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
-    url
+    common::serve(app).await
 }
 
 fn missions(url: &str) -> InvestigationClient {

@@ -11,7 +11,7 @@ use casebook_core::keys::ApiKey;
 use casebook_core::net::connection::Connection;
 use casebook_core::net::http::{Progress, RetryPolicy};
 use casebook_sandbox::{Failure, RunningSandbox, SandboxConfig, start};
-use common::citation_client;
+use common::{citation_client, cite_defaults};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -199,24 +199,14 @@ async fn server_errors_malformed_answers_and_slow_drips() {
             kind: Failure::MalformedJson,
         })
     });
-    let err = client
-        .cite(
-            &Input::essay("x").unwrap(),
-            &ValidOptions::default(),
-            &no_progress,
-        )
+    let err = cite_defaults(&client, &Input::essay("x").unwrap(), &no_progress)
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::Protocol);
 
     s.knobs().set(|k| k.slow_drip_ms = 5);
     let docx = data("docx/hyperlink-fragments.docx");
-    let cited = client
-        .cite(
-            &Input::document(&docx).unwrap(),
-            &ValidOptions::default(),
-            &no_progress,
-        )
+    let cited = cite_defaults(&client, &Input::document(&docx).unwrap(), &no_progress)
         .await
         .unwrap();
     assert_eq!(
@@ -249,17 +239,13 @@ async fn no_key_follows_a_redirect_to_another_origin() {
             }
         }),
     );
-    let other_listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let other_url = format!("http://{}", other_listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(other_listener, other).await.unwrap() });
+    let other_url = common::serve(other).await;
     let target = format!("{other_url}/citations/v1/parse");
     let redirector = axum::Router::new().route(
         "/citations/v1/parse",
         post(move || async move { Redirect::temporary(&target) }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, redirector).await.unwrap() });
+    let url = common::serve(redirector).await;
 
     let client = CitationClient::new(
         Connection::new(&url).unwrap(),

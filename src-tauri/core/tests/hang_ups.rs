@@ -3,15 +3,16 @@
 //! loopback front that does that to the first few connections and passes the rest
 //! through, so the close always comes before any answer.
 
+mod common;
+
 use casebook_core::ErrorCode;
-use casebook_core::citations::client::{
-    CitationClient, Input, OutputKind, ValidOptions, no_progress,
-};
+use casebook_core::citations::client::{CitationClient, Input, OutputKind, no_progress};
 use casebook_core::keys::ApiKey;
 use casebook_core::missions::client::{InvestigationClient, MissionSpec};
 use casebook_core::net::connection::Connection;
 use casebook_core::net::http::{Progress, RetryPolicy};
 use casebook_sandbox::{RunningSandbox, SandboxConfig, start};
+use common::cite_defaults;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -100,12 +101,7 @@ async fn cite_with_countdowns(
         }
     };
     let doc = document();
-    let cited = client
-        .cite(
-            &Input::document(&doc).unwrap(),
-            &ValidOptions::default(),
-            &progress,
-        )
+    let cited = cite_defaults(client, &Input::document(&doc).unwrap(), &progress)
         .await
         .map(|c| c.kind);
     let ticks = seen.lock().unwrap().clone();

@@ -313,9 +313,7 @@ async fn ndjson_and_a_post_only_stream_are_followed_too() {
         get(|| async { StatusCode::METHOD_NOT_ALLOWED })
             .post(move || async move { ([(header::CONTENT_TYPE, "application/x-ndjson")], body) }),
     );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let url = common::serve(app).await;
     let c = InvestigationClient::new(Connection::new(&url).unwrap(), ApiKey::parse("k").unwrap());
     let (events, _) = collect(&c, "ses_x", fast()).await;
     assert_eq!(

@@ -10,7 +10,7 @@ use casebook_core::citations::client::{CitationClient, Input, ValidOptions, no_p
 use casebook_core::citations::jobs::{CiteJobs, CiteSource};
 use casebook_sandbox::cite_variants::HostileDocument;
 use casebook_sandbox::{CiteVariants, RunningSandbox, SandboxConfig, start};
-use common::citation_client;
+use common::{citation_client, cite_defaults};
 use std::path::{Path, PathBuf};
 
 fn data(rel: &str) -> PathBuf {
@@ -114,12 +114,7 @@ async fn a_deck_answered_with_a_bomb_is_refused_too() {
         (HostileDocument::LyingBomb, "more than 512 MB"),
     ] {
         let (s, client) = hostile(what).await;
-        let err = client
-            .cite(
-                &Input::document(&deck).unwrap(),
-                &ValidOptions::default(),
-                &no_progress,
-            )
+        let err = cite_defaults(&client, &Input::document(&deck).unwrap(), &no_progress)
             .await
             .unwrap_err();
         check_refusal(&err, what, ErrorCode::UnsafeDocument, words);

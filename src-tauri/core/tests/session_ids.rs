@@ -2,6 +2,8 @@
 //! never becomes a request (the key would go to another endpoint), and any other id is
 //! sent percent-encoded.
 
+mod common;
+
 use axum::extract::{Request, State};
 use casebook_core::ErrorCode;
 use casebook_core::keys::ApiKey;
@@ -21,9 +23,7 @@ async fn recorder() -> (InvestigationClient, Seen) {
             axum::Json(serde_json::json!({"ok": true, "sessionId": "x", "status": "accepted"}))
         })
         .with_state(seen.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let url = common::serve(app).await;
     let client =
         InvestigationClient::new(Connection::new(&url).unwrap(), ApiKey::parse("k").unwrap());
     (client, seen)

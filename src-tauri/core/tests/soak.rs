@@ -31,12 +31,7 @@ async fn faults(base: &str, body: serde_json::Value) -> serde_json::Value {
 
 /// The service's ids for the session, read in one clean connection once it is over.
 async fn service_ids(base: &str, id: &str) -> Vec<String> {
-    let body =
-        casebook_testsupport::sandbox::stream_text(base, casebook_sandbox::DEMO_KEY, id).await;
-    body.lines()
-        .filter_map(|l| l.strip_prefix("id: "))
-        .map(str::to_owned)
-        .collect()
+    casebook_testsupport::sandbox::stream_ids(base, casebook_sandbox::DEMO_KEY, id).await
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -2,6 +2,8 @@
 //! real server may legally send but the sandbox does not: events without ids, opaque ids, a
 //! completion event of another name, 204, 429 on the stream, silence, storms and drops.
 
+mod common;
+
 use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
@@ -113,9 +115,7 @@ async fn serve(replies: Vec<Reply>) -> (InvestigationClient, Arc<Script>) {
     let app = axum::Router::new()
         .route("/eve/v1/session/{id}/stream", axum::routing::get(stream))
         .with_state(script.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    let url = common::serve(app).await;
     let client =
         InvestigationClient::new(Connection::new(&url).unwrap(), ApiKey::parse("k").unwrap());
     (client, script)

@@ -81,3 +81,13 @@ pub async fn stream_text(url: &str, key: &str, id: &str) -> String {
         .await
         .unwrap()
 }
+
+/// The ids of session `id`'s events (its `id: ` lines), as [`stream_text`] reads them.
+pub async fn stream_ids(url: &str, key: &str, id: &str) -> Vec<String> {
+    stream_text(url, key, id)
+        .await
+        .lines()
+        .filter_map(|l| l.strip_prefix("id: "))
+        .map(str::to_owned)
+        .collect()
+}

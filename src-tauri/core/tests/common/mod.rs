@@ -5,7 +5,7 @@
 
 use casebook_core::app::{BackendChoice, Casebook, Config};
 use casebook_core::backend::{Backend, SandboxOptions};
-use casebook_core::citations::client::CitationClient;
+use casebook_core::citations::client::{CitationClient, Cited, Input, ValidOptions};
 use casebook_core::keys::ApiKey;
 use casebook_core::missions::client::{InvestigationClient, MissionSpec, Session};
 use casebook_core::missions::follower::Observer;
@@ -13,6 +13,7 @@ use casebook_core::missions::protocol::MissionEvent;
 use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record};
 use casebook_core::missions::store::{MissionRecord, MissionStore};
 use casebook_core::net::connection::Connection;
+use casebook_core::net::http::Progress;
 use casebook_sandbox::RunningSandbox;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -115,4 +116,21 @@ pub async fn created_and_kept(
         .await
         .unwrap();
     (client, session, store, record)
+}
+
+/// `input` cited by `client` with the default options.
+pub async fn cite_defaults(
+    client: &CitationClient,
+    input: &Input<'_>,
+    progress: &(dyn Fn(Progress) + Send + Sync),
+) -> casebook_core::Result<Cited> {
+    client.cite(input, &ValidOptions::default(), progress).await
+}
+
+/// `app` served on loopback for the rest of the test: its address.
+pub async fn serve(app: axum::Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    url
 }
