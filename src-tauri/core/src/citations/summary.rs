@@ -40,6 +40,10 @@ pub struct CiteSummary {
     pub citations_in_notes: u32,
     pub references_added: u32,
     pub changes: Vec<ChangedParagraph>,
+    /// The References entries citing added, as the cited document has them, in its order
+    /// (those the original did not have).
+    #[serde(default)]
+    pub new_references: Vec<String>,
 }
 
 /// Compares what [`reader::read`] finds in the original and the cited document.
@@ -66,7 +70,7 @@ fn compare_documents(before: &reader::LocalDocument, after: &reader::LocalDocume
 /// What one side of a comparison read, whether a document or an essay.
 struct Read<'a> {
     paragraphs: &'a [Paragraph],
-    references: usize,
+    references: &'a [String],
     heading: Option<&'a str>,
 }
 
@@ -74,7 +78,7 @@ impl<'a> From<&'a reader::LocalDocument> for Read<'a> {
     fn from(d: &'a reader::LocalDocument) -> Self {
         Read {
             paragraphs: &d.paragraphs,
-            references: d.references.len(),
+            references: &d.references,
             heading: d.references_heading.as_deref(),
         }
     }
@@ -84,7 +88,7 @@ impl<'a> From<&'a Essay> for Read<'a> {
     fn from(e: &'a Essay) -> Self {
         Read {
             paragraphs: &e.paragraphs,
-            references: e.references.len(),
+            references: &e.references,
             heading: e.references_heading.as_deref(),
         }
     }
@@ -139,9 +143,9 @@ pub fn summarize_text(original: &str, cited: &str) -> CiteSummary {
 pub fn summarize(before: &Parsed, after: &Parsed) -> CiteSummary {
     compare(
         &before.paragraphs,
-        before.references.len(),
+        &before.references,
         &after.paragraphs,
-        after.references.len(),
+        &after.references,
     )
 }
 
@@ -214,9 +218,9 @@ pub fn read_essay(text: &str) -> Essay {
 /// Paragraphs by position, References by count.
 fn compare(
     before: &[Paragraph],
-    before_refs: usize,
+    before_refs: &[String],
     after: &[Paragraph],
-    after_refs: usize,
+    after_refs: &[String],
 ) -> CiteSummary {
     let mut changes = Vec::new();
     let mut citations = 0u32;
@@ -244,9 +248,36 @@ fn compare(
         paragraphs_changed: u32::try_from(changes.len()).unwrap_or(u32::MAX),
         citations_inserted: citations,
         citations_in_notes: in_notes,
-        references_added: u32::try_from(after_refs.saturating_sub(before_refs)).unwrap_or(u32::MAX),
+        references_added: u32::try_from(after_refs.len().saturating_sub(before_refs.len()))
+            .unwrap_or(u32::MAX),
         changes,
+        new_references: new_entries(before_refs, after_refs),
     }
+}
+
+/// The entries of `after` that `before` has not, each of `before`'s matching one of the
+/// same text (trimmed) at most once.
+pub(crate) fn new_entries(before: &[String], after: &[String]) -> Vec<String> {
+    (new_entry_indices(before, after).into_iter())
+        .map(|i| after[i].clone())
+        .collect()
+}
+
+/// Where [`new_entries`] stand in `after`.
+pub(crate) fn new_entry_indices(before: &[String], after: &[String]) -> Vec<usize> {
+    let mut old: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for r in before {
+        *old.entry(r.trim()).or_default() += 1;
+    }
+    (0..after.len())
+        .filter(|&i| match old.get_mut(after[i].trim()) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                false
+            }
+            _ => true,
+        })
+        .collect()
 }
 
 /// `after` as unchanged and inserted runs. The common prefix and suffix are
@@ -555,7 +586,8 @@ mod tests {
                 true,
             ),
         ];
-        let s = compare(&before, 4, &after, 4);
+        let refs: Vec<String> = ["A", "B", "C", "D"].map(String::from).to_vec();
+        let s = compare(&before, &refs, &after, &refs);
         assert_eq!(s.paragraphs_changed, 2);
         assert_eq!(s.citations_inserted, 4);
         assert_eq!(s.citations_in_notes, 1);

@@ -2,10 +2,11 @@
 //! and what follows it, or a bibliography field or content control), and the styles that
 //! say which paragraphs are headings.
 
+use super::marks::{Marks, Opened};
 use super::*;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub(super) enum WKind {
+pub(crate) enum WKind {
     Para,
     PPr,
     Run,
@@ -54,7 +55,58 @@ pub(super) fn read_docx<R: Read + Seek>(pkg: &mut Package<R>, main: &str) -> Res
     let styles = docx_styles(pkg, main);
     let mut body = DocxBody::default();
     walk(&xml, main, |ev| body.step(ev))?;
-    Ok(body.into_document(&styles))
+    Ok(body.into_document(&styles).0)
+}
+
+/// What a kept (non-blank) paragraph is in the document the reader makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    /// The body paragraph at this index.
+    Body(usize),
+    Heading,
+    /// The References entry at this index.
+    Reference(usize),
+}
+
+/// A kept paragraph: which of the walked ones it is (an index into [`Marks::paras`]),
+/// its role, and how many bytes of white space its text lost at the start when trimmed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Kept {
+    pub para: usize,
+    pub role: Role,
+    pub lead: usize,
+}
+
+/// A Word document as [`read_docx`] reads it, with where each paragraph's text stands in
+/// its main part (`xml`).
+pub(crate) struct MarkedDocx {
+    pub doc: LocalDocument,
+    pub main: String,
+    pub xml: Vec<u8>,
+    pub kept: Vec<Kept>,
+    pub marks: Vec<super::marks::ParaMarks>,
+}
+
+pub(super) fn read_marked_docx<R: Read + Seek>(
+    pkg: &mut Package<R>,
+    main: &str,
+) -> Result<MarkedDocx> {
+    let xml = pkg.require(main)?;
+    let styles = docx_styles(pkg, main);
+    let mut body = DocxBody {
+        marks: Some(Marks::default()),
+        ..DocxBody::default()
+    };
+    walk(&xml, main, |ev| body.step(ev))?;
+    let marks = body.marks.take().map(|m| m.paras).unwrap_or_default();
+    let (doc, kept) = body.into_document(&styles);
+    Ok(MarkedDocx {
+        doc,
+        main: main.to_owned(),
+        xml,
+        kept,
+        marks,
+    })
 }
 
 /// `word/document.xml` as far as it has been walked.
@@ -72,6 +124,8 @@ pub(super) struct DocxBody {
     fields: Vec<(String, Option<usize>)>,
     /// Paragraphs (as `first..end` of `paras`) of each bibliography field or control.
     bibliographies: Vec<(usize, usize)>,
+    /// Where each paragraph's text stands in the part, when asked for (a review copy).
+    marks: Option<Marks>,
 }
 
 impl DocxBody {
@@ -79,7 +133,7 @@ impl DocxBody {
         self.seq += 1;
         match ev {
             Ev::Open(e) => self.open_element(&e)?,
-            Ev::Close => self.close_element(),
+            Ev::Close(end) => self.close_element(end),
             Ev::Text(t) => self.text(t),
         }
         Ok(())
@@ -94,8 +148,20 @@ impl DocxBody {
             self.skip_from = Some(depth);
         }
         let mut kind = WKind::Other;
-        if self.skip_from.is_none() && e.ns == Ns::W {
+        let word = self.skip_from.is_none() && e.ns == Ns::W;
+        if word {
             kind = self.word_element(e, parent)?;
+        }
+        if let Some(marks) = &mut self.marks {
+            let opened = Opened {
+                kind,
+                word,
+                local: e.local,
+                tag: e.tag.clone(),
+                para: self.open.last().copied(),
+            };
+            let paras = &self.paras;
+            marks.open(opened, |p| paras[p].text.len());
         }
         self.frames.push(WFrame {
             kind,
@@ -220,7 +286,11 @@ impl DocxBody {
         Ok(())
     }
 
-    fn close_element(&mut self) {
+    fn close_element(&mut self, end: usize) {
+        if let Some(marks) = &mut self.marks {
+            let paras = &self.paras;
+            marks.close(end, |p| paras[p].text.len());
+        }
         if let Some(f) = self.frames.pop() {
             if let Some(c) = f.container {
                 self.containers[c].1 = self.seq;
@@ -254,7 +324,7 @@ impl DocxBody {
 
     /// The non-blank paragraphs, with the References section's heading and entries
     /// taken out of the body.
-    fn into_document(self, styles: &HashMap<String, StyleInfo>) -> LocalDocument {
+    fn into_document(self, styles: &HashMap<String, StyleInfo>) -> (LocalDocument, Vec<Kept>) {
         let is_heading = |b: &Building| {
             b.outline
                 || b.style.as_deref().is_some_and(|id| {
@@ -294,11 +364,15 @@ impl DocxBody {
             references_heading: None,
             references: Vec::new(),
         };
+        let mut roles = Vec::with_capacity(paras.len());
         for (i, p) in paras.into_iter().enumerate() {
-            if Some(i) == refs_heading {
+            let lead = p.text.len() - p.text.trim_start().len();
+            let role = if Some(i) == refs_heading {
                 doc.references_heading = Some(p.text.trim().to_owned());
+                Role::Heading
             } else if refs_range.contains(&i) {
                 doc.references.push(p.text.trim().to_owned());
+                Role::Reference(doc.references.len() - 1)
             } else {
                 doc.paragraphs.push(Paragraph {
                     index: doc.paragraphs.len() as u32,
@@ -307,9 +381,15 @@ impl DocxBody {
                     style: p.style,
                     notes: false,
                 });
-            }
+                Role::Body(doc.paragraphs.len() - 1)
+            };
+            roles.push(Kept {
+                para: kept[i],
+                role,
+                lead,
+            });
         }
-        doc
+        (doc, roles)
     }
 }
 
@@ -408,7 +488,7 @@ pub(super) fn docx_styles<R: Read + Seek>(
                     }
                 }
             }
-            Ev::Close => {
+            Ev::Close(_) => {
                 if depth == 2
                     && let Some((id, info)) = current.take()
                 {

@@ -51,6 +51,23 @@ pub fn read_file(file: &std::fs::File) -> Result<LocalDocument> {
     read_package(Package::open(file)?, kind, &main)
 }
 
+/// Reads the Word document in `file` with where its text stands (a review copy's
+/// reading); a presentation is refused.
+pub(crate) fn read_marked(file: &std::fs::File) -> Result<docx::MarkedDocx> {
+    let len = file
+        .metadata()
+        .map_err(|e| Error::io("Cannot read the document", &e))?
+        .len();
+    let (kind, main) = documents::sniff_file_main(file, len)?;
+    if kind != DocKind::Docx {
+        return Err(Error::new(
+            ErrorCode::UnsupportedDocument,
+            "PowerPoint has no tracked changes: a review copy is made of Word documents only.",
+        ));
+    }
+    docx::read_marked_docx(&mut Package::open(file)?, &main)
+}
+
 /// `main`: the main part, as the package's relationships name it.
 fn read_package<R: Read + Seek>(
     mut pkg: Package<R>,
@@ -200,6 +217,8 @@ struct El<'x, 'i> {
     local: &'x [u8],
     start: &'x BytesStart<'i>,
     reader: &'x NsReader<&'i [u8]>,
+    /// Where its start tag stands in the part, by byte (the whole element when empty).
+    tag: std::ops::Range<usize>,
 }
 
 impl El<'_, '_> {
@@ -228,7 +247,8 @@ impl El<'_, '_> {
 
 enum Ev<'x, 'i> {
     Open(El<'x, 'i>),
-    Close,
+    /// The element opened last ends; its end tag ends at this byte.
+    Close(usize),
     Text(&'x str),
 }
 
@@ -239,23 +259,27 @@ fn walk(xml: &[u8], part: &str, mut f: impl FnMut(Ev<'_, '_>) -> Result<()>) -> 
     let mut reader = NsReader::from_reader(xml);
     reader.config_mut().expand_empty_elements = false;
     loop {
+        let from = reader.buffer_position() as usize;
         let event = reader.read_resolved_event().map_err(|e| bad(&e));
         let (res, event) = event?;
+        let ns = ns_of(&res);
+        let to = reader.buffer_position() as usize;
         match event {
             Event::Start(ref s) | Event::Empty(ref s) => {
                 let empty = matches!(event, Event::Empty(_));
                 let name = s.name();
                 f(Ev::Open(El {
-                    ns: ns_of(&res),
+                    ns,
                     local: name.local_name().into_inner(),
                     start: s,
                     reader: &reader,
+                    tag: from..to,
                 }))?;
                 if empty {
-                    f(Ev::Close)?;
+                    f(Ev::Close(to))?;
                 }
             }
-            Event::End(_) => f(Ev::Close)?,
+            Event::End(_) => f(Ev::Close(to))?,
             Event::Text(t) => {
                 let text = t.xml10_content().map_err(|e| bad(&e))?;
                 f(Ev::Text(&text))?;
@@ -398,7 +422,8 @@ fn too_many() -> Error {
 
 // ---- Word ----
 
-mod docx;
+pub(crate) mod docx;
+pub(crate) mod marks;
 mod pptx;
 
 use docx::read_docx;

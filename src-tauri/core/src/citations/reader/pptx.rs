@@ -39,7 +39,7 @@ pub(super) fn read_pptx<R: Read + Seek>(pkg: &mut Package<R>, main: &str) -> Res
                 }
                 path.push((e.ns, path.len() == 1 && e.is(Ns::P, "sldIdLst")));
             }
-            Ev::Close => {
+            Ev::Close(_) => {
                 path.pop();
             }
             Ev::Text(_) => {}
@@ -217,7 +217,7 @@ pub(super) fn slide_paragraphs(
                 }
                 frames.push(kind);
             }
-            Ev::Close => {
+            Ev::Close(_) => {
                 match frames.pop() {
                     Some(AKind::Para) => {
                         open.pop();
