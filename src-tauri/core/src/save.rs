@@ -30,6 +30,46 @@ pub fn cited_path(input: &Path) -> PathBuf {
     with_suffix(input, |stem, ext| format!("{stem}.cited{ext}"))
 }
 
+/// `report.docx` → `report.review.docx`, beside it (the CLI's review copy).
+pub fn review_path(input: &Path) -> PathBuf {
+    with_suffix(input, |stem, ext| format!("{stem}.review{ext}"))
+}
+
+/// `report.docx` → `report (for review).docx`, beside it (the app's proposal).
+pub fn review_path_for_people(input: &Path) -> PathBuf {
+    with_suffix(input, |stem, ext| format!("{stem} (for review){ext}"))
+}
+
+/// `report.docx` → `report.citations.md` (or `.csv`), beside it: its review list.
+pub fn review_list_path(input: &Path, ext: &str) -> PathBuf {
+    with_suffix(input, |stem, _| format!("{stem}.citations.{ext}"))
+}
+
+/// `name` in `folder` as given, or, taken, `stem 2.ext`, `stem 3.ext`…: the first that
+/// `taken` does not refuse.
+pub fn numbered_free(folder: &Path, name: &Path, taken: impl Fn(&Path) -> bool) -> PathBuf {
+    (1..10_000u32)
+        .map(|n| numbered(folder, name, n))
+        .find(|p| !taken(p))
+        .unwrap_or_else(|| folder.join(name))
+}
+
+/// `name` in `folder` for n = 1, else `stem n.ext`.
+pub(crate) fn numbered(folder: &Path, name: &Path, n: u32) -> PathBuf {
+    if n == 1 {
+        return folder.join(name);
+    }
+    let stem = name
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let ext = name
+        .extension()
+        .map(|e| format!(".{}", e.to_string_lossy()))
+        .unwrap_or_default();
+    folder.join(format!("{stem} {n}{ext}"))
+}
+
 /// `report.docx` → `report (cited).docx`, beside it (the app's save dialog proposal).
 pub fn cited_path_for_people(input: &Path) -> PathBuf {
     with_suffix(input, |stem, ext| format!("{stem} (cited){ext}"))

@@ -7,6 +7,7 @@
 
 use crate::citations::client::{CitationClient, OutputKind, Upload, ValidOptions};
 use crate::citations::documents;
+use crate::citations::review::{self, ReviewCopy, list::ReviewList};
 use crate::citations::summary::{self, CiteSummary};
 use crate::error::{Error, ErrorCode, Result};
 use crate::net::http::Progress;
@@ -125,6 +126,9 @@ pub struct SaveReport {
 /// A cited document or text, with what changed.
 pub struct Cited {
     pub source: Option<PathBuf>,
+    /// The original as it was read when cited (a review copy is built from it, whatever
+    /// has happened to the file since).
+    pub original: Option<std::fs::File>,
     pub kind: OutputKind,
     /// The rewritten document, decoded here as it arrived: an unnamed temporary file,
     /// gone when this is dropped or the process ends, however it ends.
@@ -138,6 +142,59 @@ impl Cited {
     /// Saves the document at `out` atomically (see [`save::write_atomic_with`]).
     pub fn save(&self, out: &Path, overwrite: bool) -> Result<()> {
         save::write_atomic_with(out, overwrite, |f| self.write_to(f))
+    }
+
+    /// Writes the review copy (every insertion a tracked change) to `out`; for a Word
+    /// document only.
+    pub fn write_review(&self, out: &std::fs::File) -> Result<ReviewCopy> {
+        match (&self.original, self.kind) {
+            (Some(original), OutputKind::Docx) => review::write_review_copy(
+                original,
+                &self.file,
+                &self.summary,
+                &review::now_for_changes(),
+                out,
+            ),
+            (_, OutputKind::Pptx) => Err(Error::new(
+                ErrorCode::UnsupportedDocument,
+                "PowerPoint has no tracked changes: save the cited copy, and the review list beside it.",
+            )),
+            _ => Err(Error::new(
+                ErrorCode::UnsupportedDocument,
+                "Tracked changes are for Word documents: save the cited text, and the review list beside it.",
+            )),
+        }
+    }
+
+    /// Saves the review copy at `out` atomically, as [`Self::save`] saves the cited one.
+    pub fn save_review(&self, out: &Path, overwrite: bool) -> Result<ReviewCopy> {
+        let pending = save::Pending::create(out)?;
+        let copy = self.write_review(pending.file())?;
+        pending.commit(overwrite)?;
+        Ok(copy)
+    }
+
+    /// The insertions as a list, for any document.
+    pub fn review_list(&self) -> ReviewList {
+        review::list::review_list(&self.summary)
+    }
+
+    /// Saves the review list at `out`: CSV for a `.csv` name, else Markdown titled with
+    /// the document's name.
+    pub fn save_review_list(&self, out: &Path, overwrite: bool) -> Result<()> {
+        let list = self.review_list();
+        let csv = out
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+        let text = if csv {
+            list.csv()
+        } else {
+            let title = (self.source.as_deref())
+                .and_then(Path::file_name)
+                .map_or("the pasted text".into(), |n| n.to_string_lossy());
+            list.markdown(&title)
+        };
+        save::write_atomic(out, text.as_bytes(), overwrite)
     }
 
     /// Copies the document to `w` a chunk at a time, reading at offsets so that two
@@ -198,12 +255,12 @@ pub async fn cite_source(
             let cited = client
                 .cite_into(Upload::Document(&doc), options, progress, out)
                 .await?;
-            let (cited, summary) = blocking(move || {
+            let (original, cited, summary) = blocking(move || {
                 let summary = summary::summarize_files(&doc.file, &cited.file);
-                Ok((cited, summary))
+                Ok((doc.file, cited, summary))
             })
             .await?;
-            (Some(path.clone()), cited, summary)
+            (Some((path.clone(), original)), cited, summary)
         }
         CiteSource::Essay { text } => {
             let cited = client
@@ -229,6 +286,7 @@ pub async fn cite_source(
                 citations_in_notes: 0,
                 references_added: 0,
                 changes: Vec::new(),
+                new_references: Vec::new(),
             },
             Some(format!(
                 "Cited, but what changed could not be read: {}",
@@ -236,8 +294,10 @@ pub async fn cite_source(
             )),
         ),
     };
+    let (source, original) = path.unzip();
     Ok(Cited {
-        source: path,
+        source,
+        original,
         kind: cited.kind,
         file: cited.file,
         len: cited.len,
@@ -421,7 +481,7 @@ async fn save_free(folder: &Path, cited: Arc<Cited>) -> Result<PathBuf> {
     let folder = folder.to_owned();
     blocking(move || {
         for n in 1..10_000u32 {
-            let dest = numbered(&folder, &name, n);
+            let dest = save::numbered(&folder, &name, n);
             if dest.exists() {
                 continue;
             }
@@ -442,22 +502,6 @@ async fn save_free(folder: &Path, cited: Arc<Cited>) -> Result<PathBuf> {
     .await
 }
 
-/// `name` in `folder` for n = 1, else `stem n.ext`.
-fn numbered(folder: &Path, name: &Path, n: u32) -> PathBuf {
-    if n == 1 {
-        return folder.join(name);
-    }
-    let stem = name
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let ext = name
-        .extension()
-        .map(|e| format!(".{}", e.to_string_lossy()))
-        .unwrap_or_default();
-    folder.join(format!("{stem} {n}{ext}"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -466,9 +510,9 @@ mod tests {
     fn numbered_names_never_replace_a_file() {
         let dir = tempfile::tempdir().unwrap();
         let name = Path::new("Report (cited).docx");
-        assert_eq!(numbered(dir.path(), name, 1), dir.path().join(name));
+        assert_eq!(save::numbered(dir.path(), name, 1), dir.path().join(name));
         assert_eq!(
-            numbered(dir.path(), name, 3),
+            save::numbered(dir.path(), name, 3),
             dir.path().join("Report (cited) 3.docx")
         );
     }

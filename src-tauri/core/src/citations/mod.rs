@@ -5,11 +5,13 @@
 //! before citing ([`preview`]), what a cite changed ([`summary`]), and the
 //! citing jobs the front ends run ([`jobs`]).
 
+pub mod batch;
 pub mod client;
 pub mod documents;
 pub mod jobs;
 pub mod preview;
 pub mod reader;
 pub mod returned;
+pub mod review;
 pub mod summary;
 pub mod transfer;
