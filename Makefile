@@ -114,7 +114,7 @@ bindings:
 # Copies the e2e run's screenshots that the README shows into docs/.
 screenshots:
 	mkdir -p docs/screenshots
-	cp artifacts/screenshots/{cite-dropped,cite-result,cite-notes,cite-rate-limited,settings,mission-conversation,mission-report,mission-question,mission-live,mission-cancelled,missions-history}.png docs/screenshots/
+	cp artifacts/screenshots/{cite-dropped,cite-result,cite-notes,cite-rate-limited,settings,mission-conversation,mission-report,mission-question,mission-live,mission-cancelled,missions-history,review-copy}.png docs/screenshots/
 
 clean:
 	cargo clean

@@ -12,8 +12,10 @@ use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub(crate) struct CiteArgs {
-    /// A .docx or .pptx, or - to read text from stdin.
-    pub(crate) file: PathBuf,
+    /// .docx and .pptx files, folders (their .docx and .pptx), or - alone to read text
+    /// from stdin.
+    #[arg(required = true, value_name = "FILE")]
+    pub(crate) files: Vec<PathBuf>,
     #[arg(long, default_value = "every_other")]
     mode: Mode,
     /// Fewest citations per cited paragraph.
@@ -27,13 +29,25 @@ pub(crate) struct CiteArgs {
     seed: Option<u64>,
     /// Where to write (default: <stem>.cited.<ext> beside the input; stdout for -).
     #[arg(short = 'o', long = "output")]
-    output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// Replace an existing output file.
     #[arg(long)]
-    overwrite: bool,
+    pub(crate) overwrite: bool,
     /// Print what changed as JSON.
     #[arg(long)]
-    json: bool,
+    pub(crate) json: bool,
+    /// Save a Word document for review in Word: each citation, and each paragraph added
+    /// to the References, a tracked change by "Casebook" (default name <stem>.review.docx).
+    /// PowerPoint has none: a deck is saved cited, with --review-list to stand in.
+    #[arg(long)]
+    track_changes: bool,
+    /// Also save the inserted citations as a list: CSV for a .csv name, else Markdown.
+    /// Citing several documents, a folder: each list goes there as <stem>.citations.md.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) review_list: Option<PathBuf>,
+    /// How many documents are cited at once, citing several.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u16).range(1..=8))]
+    pub(crate) jobs: u16,
 }
 
 impl CiteArgs {
@@ -47,7 +61,34 @@ impl CiteArgs {
         Cite::parse_from([std::ffi::OsStr::new("cite"), file.as_os_str()]).args
     }
 
-    fn options(&self) -> Result<ValidOptions, Error> {
+    /// The one file a single cite names.
+    pub(crate) fn file(&self) -> &Path {
+        &self.files[0]
+    }
+
+    /// Several documents, or a folder of them: cited as a queue ([`crate::cite_many`]).
+    fn is_many(&self) -> bool {
+        self.files.len() > 1 || self.files[0].is_dir()
+    }
+
+    /// Where a single cite's document goes when `-o` does not say.
+    fn default_output(&self, input: &Path) -> PathBuf {
+        if self.reviews(input) {
+            save::review_path(input)
+        } else {
+            save::cited_path(input)
+        }
+    }
+
+    /// Whether `input` gets a review copy: asked for, and a Word document.
+    pub(crate) fn reviews(&self, input: &Path) -> bool {
+        self.track_changes
+            && input
+                .extension()
+                .is_some_and(|e| e.eq_ignore_ascii_case("docx"))
+    }
+
+    pub(crate) fn options(&self) -> Result<ValidOptions, Error> {
         CiteOptions {
             mode: self.mode,
             min_citations: self.min,
@@ -93,25 +134,39 @@ pub(crate) async fn cite(
     client: impl Future<Output = Result<CitationClient, Error>>,
     args: CiteArgs,
 ) -> Result<(), Error> {
+    if args.is_many() {
+        return crate::cite_many::cite_many(client, args).await;
+    }
     let options = args.options()?;
-    let input = (!is_stdin(&args.file)).then(|| args.file.clone());
+    let file = args.file().to_owned();
+    let input = (!is_stdin(&file)).then(|| file.clone());
     let out = match (&args.output, &input) {
         (Some(o), _) => Some(o.clone()),
-        (None, Some(p)) => Some(save::cited_path(p)),
+        (None, Some(p)) => Some(args.default_output(p)),
         (None, None) => None,
     };
     if let Some(out) = &out {
         save::check_destination(input.as_deref(), out, args.overwrite)?;
     }
-    let source = source(&args.file)?;
+    if let Some(list) = &args.review_list {
+        save::check_destination(input.as_deref(), list, args.overwrite)?;
+    }
+    let review = input.as_deref().is_some_and(|p| args.reviews(p));
+    if args.track_changes && !review {
+        eprintln!("{}", output::no_tracked_changes(input.is_none()));
+    }
+    let source = source(&file)?;
     if let Some(note) = references_note(&source).await {
         eprintln!("{note}");
     }
     let client = client.await?;
-    let progress = output::progress(format!("Citing {}", label(&args.file)));
-    // The answer is decoded straight into the file that becomes the output.
-    let pending = out.as_deref().map(save::Pending::create).transpose()?;
-    let file = match &pending {
+    let progress = output::progress(format!("Citing {}", label(&file)));
+    // The answer is decoded straight into the file that becomes the output (a review
+    // copy is built from it into the output instead).
+    let pending = (out.as_deref().filter(|_| !review))
+        .map(save::Pending::create)
+        .transpose()?;
+    let into = match &pending {
         Some(p) => p
             .file()
             .try_clone()
@@ -122,7 +177,7 @@ pub(crate) async fn cite(
     // the unnamed file its answer was going into, and the pending output with it, so
     // nothing is left behind; the command says so and exits 130.
     let result = tokio::select! {
-        r = jobs::cite_source(&client, &source, &options, &progress, file) => r,
+        r = jobs::cite_source(&client, &source, &options, &progress, into) => r,
         _ = tokio::signal::ctrl_c() => Err(Error::new(
             ErrorCode::Cancelled,
             "Cancelled: nothing was saved.",
@@ -131,11 +186,26 @@ pub(crate) async fn cite(
     // The progress line goes first, so that an error starts a line of its own.
     output::done(&progress);
     let cited = result?;
-    match pending {
-        Some(p) => p.commit(args.overwrite)?,
-        None => to_stdout(false, |mut w| cited.write_to(&mut w))?,
+    let copy = match (pending, &out) {
+        (Some(p), _) => {
+            p.commit(args.overwrite)?;
+            None
+        }
+        (None, Some(out)) => Some(cited.save_review(out, args.overwrite)?),
+        (None, None) => {
+            to_stdout(false, |mut w| cited.write_to(&mut w))?;
+            None
+        }
+    };
+    if let Some(list) = &args.review_list {
+        cited.save_review_list(list, args.overwrite)?;
     }
-    output::print_cited(&cited, out.as_deref(), args.json);
+    let saved = output::Saved {
+        output: out.as_deref(),
+        review: copy.as_ref(),
+        list: args.review_list.as_deref(),
+    };
+    output::print_cited(&cited, &saved, args.json);
     Ok(())
 }
 

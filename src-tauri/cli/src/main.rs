@@ -7,6 +7,7 @@
 
 mod assets;
 mod cite;
+mod cite_many;
 mod output;
 mod terminal;
 
@@ -442,7 +443,7 @@ async fn mission(core: &Arc<Casebook>, action: MissionAction) -> Result<(), Erro
             };
             if let Some(args) = &cite_args {
                 // Refused before anything is written, so no half of the pair is left.
-                save::check_destination(Some(&args.file), &save::cited_path(&args.file), false)?;
+                save::check_destination(Some(args.file()), &save::cited_path(args.file()), false)?;
             }
             let (_, bytes) = core.export_mission(&session_id, format).await?;
             match output {

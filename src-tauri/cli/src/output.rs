@@ -4,6 +4,8 @@ use crate::terminal::{self, say, tell};
 use casebook_core::account::AccountView;
 use casebook_core::citations::client::{Preview, PreviewSource};
 use casebook_core::citations::jobs::Cited;
+use casebook_core::citations::review::ReviewCopy;
+use casebook_core::citations::summary::CiteSummary;
 use casebook_core::missions::client::Delivered;
 use casebook_core::missions::client::agent::AgentInfo;
 use casebook_core::missions::conversation::{Conversation, ItemKind};
@@ -105,51 +107,87 @@ pub fn print_preview(preview: &Preview, json: bool) {
     }
 }
 
+/// Where a cite's results went.
+pub struct Saved<'a> {
+    pub output: Option<&'a Path>,
+    /// The review copy, when the output is one.
+    pub review: Option<&'a ReviewCopy>,
+    pub list: Option<&'a Path>,
+}
+
 /// What citing changed: on stdout, unless the cited text itself went there.
-pub fn print_cited(cited: &Cited, saved: Option<&Path>, json: bool) {
+pub fn print_cited(cited: &Cited, saved: &Saved<'_>, json: bool) {
     let s = &cited.summary;
     let text = if json {
         json_line(&serde_json::json!({
-            "output": saved.map(|p| p.display().to_string()),
+            "output": saved.output.map(|p| p.display().to_string()),
             "kind": cited.kind,
             "size": cited.len,
             "summary": s,
             "summaryNote": cited.summary_note,
+            "reviewCopy": saved.review,
+            "reviewList": saved.list.map(|p| p.display().to_string()),
         }))
     } else {
         let mut t = String::new();
-        if let Some(p) = saved {
-            t.push_str(&format!("Saved {}\n", p.display()));
+        match (saved.output, saved.review) {
+            (Some(p), Some(r)) => t.push_str(&format!(
+                "Saved {} for review in Word: {} tracked insertion{}\n",
+                p.display(),
+                r.insertions.len(),
+                plural(r.insertions.len() as u32)
+            )),
+            (Some(p), None) => t.push_str(&format!("Saved {}\n", p.display())),
+            (None, _) => {}
         }
-        t.push_str(&format!(
-            "{} paragraph{} changed, {} citation{} inserted",
-            s.paragraphs_changed,
-            plural(s.paragraphs_changed),
-            s.citations_inserted,
-            plural(s.citations_inserted),
-        ));
-        if s.citations_in_notes > 0 {
-            t.push_str(&format!(" ({} in speaker notes)", s.citations_in_notes));
+        if let Some(p) = saved.list {
+            t.push_str(&format!("Saved the review list {}\n", p.display()));
         }
-        if s.references_added > 0 {
-            t.push_str(&format!(
-                ", {} reference{} added",
-                s.references_added,
-                plural(s.references_added)
-            ));
-        } else {
-            t.push_str(", references unchanged");
-        }
+        t.push_str(&what_changed(s));
         if let Some(note) = &cited.summary_note {
             t.push_str(&format!("\n{note}"));
         }
         t
     };
-    if saved.is_some() {
+    if saved.output.is_some() {
         say!("{text}");
     } else {
         tell!("{text}");
     }
+}
+
+/// "3 paragraphs changed, 5 citations inserted, 2 references added".
+pub fn what_changed(s: &CiteSummary) -> String {
+    let mut t = format!(
+        "{} paragraph{} changed, {} citation{} inserted",
+        s.paragraphs_changed,
+        plural(s.paragraphs_changed),
+        s.citations_inserted,
+        plural(s.citations_inserted),
+    );
+    if s.citations_in_notes > 0 {
+        t.push_str(&format!(" ({} in speaker notes)", s.citations_in_notes));
+    }
+    if s.references_added > 0 {
+        t.push_str(&format!(
+            ", {} reference{} added",
+            s.references_added,
+            plural(s.references_added)
+        ));
+    } else {
+        t.push_str(", references unchanged");
+    }
+    t
+}
+
+/// Said when tracked changes are asked of what cannot hold them.
+pub fn no_tracked_changes(text: bool) -> String {
+    let what = if text {
+        "Text has no tracked changes"
+    } else {
+        "PowerPoint has no tracked changes"
+    };
+    format!("{what}: the cited copy is saved as it is; --review-list FILE lists each citation.")
 }
 
 fn plural(n: u32) -> &'static str {
