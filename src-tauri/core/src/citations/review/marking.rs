@@ -345,19 +345,13 @@ fn entity_len(name: &[u8]) -> usize {
     c.map_or(0, char::len_utf8)
 }
 
-/// `s` as XML character data (`attribute`: as an attribute's value in double quotes).
+/// `s` as XML character data (`attribute`: as an attribute's value, quotes escaped too).
 pub(super) fn escape(s: &str, attribute: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' if attribute => out.push_str("&quot;"),
-            c => out.push(c),
-        }
+    if attribute {
+        quick_xml::escape::escape(s).into_owned()
+    } else {
+        quick_xml::escape::partial_escape(s).into_owned()
     }
-    out
 }
 
 /// The largest number any `…:id="N"` in the part holds, so new change ids are unique.
@@ -415,5 +409,6 @@ mod tests {
         assert_eq!(entity_len(b"#8212"), 3);
         assert_eq!(entity_len(b"nbsp"), 0);
         assert_eq!(escape(r#"a<b & "c""#, true), "a&lt;b &amp; &quot;c&quot;");
+        assert_eq!(escape(r#"a<b & "c""#, false), r#"a&lt;b &amp; "c""#);
     }
 }
