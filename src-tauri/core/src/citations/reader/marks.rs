@@ -31,6 +31,9 @@ pub(crate) struct RunMarks {
     pub children: Vec<ChildMarks>,
     /// Inside a tracked insertion already (`w:ins`, `w:moveTo`): one cannot hold another.
     pub in_insertion: bool,
+    /// That insertion's start tag, when it holds the run directly (so it can be closed
+    /// around a new insertion and opened again after).
+    pub insertion_tag: Option<Range<usize>>,
 }
 
 /// One element inside a run other than its properties: text, a tab, a break, a drawing.
@@ -44,7 +47,7 @@ pub(crate) struct ChildMarks {
 }
 
 /// What an open element is to the recorder.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 enum Frame {
     Para(usize),
     PPr(usize),
@@ -52,7 +55,7 @@ enum Frame {
     Run(usize, usize),
     RunRpr(usize, usize),
     Child(usize, usize, usize),
-    Insertion,
+    Insertion(Range<usize>),
     Other,
 }
 
@@ -78,8 +81,8 @@ pub(crate) struct Marks {
 impl Marks {
     /// An element opens; `len` says how long a paragraph's text is now.
     pub(super) fn open(&mut self, o: Opened<'_>, len: impl Fn(usize) -> usize) {
-        let parent = self.frames.last().map(|f| f.0);
-        let frame = match (o.kind, parent, o.para) {
+        let parent = self.frames.last().map(|f| f.0.clone());
+        let frame = match (o.kind, parent.clone(), o.para) {
             (WKind::Para, _, Some(p)) => {
                 if self.paras.len() <= p {
                     self.paras.resize_with(p + 1, ParaMarks::default);
@@ -101,9 +104,14 @@ impl Marks {
             }
             (WKind::Run, _, Some(p)) if p < self.paras.len() => {
                 let runs = &mut self.paras[p].runs;
+                let insertion_tag = match parent {
+                    Some(Frame::Insertion(tag)) => Some(tag),
+                    _ => None,
+                };
                 runs.push(RunMarks {
                     open: o.tag.clone(),
                     in_insertion: self.insertions > 0,
+                    insertion_tag,
                     ..RunMarks::default()
                 });
                 Frame::Run(p, runs.len() - 1)
@@ -121,7 +129,7 @@ impl Marks {
             }
             _ if o.word && matches!(o.local, b"ins" | b"moveTo") => {
                 self.insertions += 1;
-                Frame::Insertion
+                Frame::Insertion(o.tag.clone())
             }
             _ => Frame::Other,
         };
@@ -143,7 +151,7 @@ impl Marks {
                 child.span.end = end;
                 child.text.end = len(p);
             }
-            Frame::Insertion => self.insertions -= 1,
+            Frame::Insertion(_) => self.insertions -= 1,
             Frame::Para(_) | Frame::MarkRpr | Frame::Other => {}
         }
     }

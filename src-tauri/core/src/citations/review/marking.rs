@@ -124,8 +124,15 @@ impl<'x> Marker<'x> {
         if !touched {
             return;
         }
+        // A run inside an insertion tracked already is marked by closing that one around
+        // ours and opening it again; only where it holds the run directly can it be.
+        let outer = match (&run.insertion_tag, run.in_insertion) {
+            (Some(tag), _) => Some(Outer::of(&self.xml[tag.clone()])),
+            (None, true) => Some(Outer::refused()),
+            (None, false) => None,
+        };
         let w = prefix(self.xml, &run.open);
-        let (Some(w), false) = (w, run.in_insertion) else {
+        let (Some(w), false) = (w, outer.as_ref().is_some_and(Outer::is_refused)) else {
             self.unmarked += 1;
             return;
         };
@@ -146,18 +153,18 @@ impl<'x> Marker<'x> {
                 }
                 match open {
                     None if flag => {
-                        let ins = self.ins(&w, false);
-                        self.put(run.open.start, ins);
+                        let enter = self.enter(&w, outer.as_ref());
+                        self.put(run.open.start, enter);
                     }
                     Some(was) if was != flag => {
                         let at = self.raw_offset(child, part.start - child.text.start);
                         let inside_t = child.is_t && at > self.content(child).start;
-                        let ins = if flag {
-                            Some(self.ins(&w, false))
+                        let (close, start) = if flag {
+                            (None, Some(self.enter(&w, outer.as_ref())))
                         } else {
-                            None
+                            (Some(self.leave(&w, outer.as_ref())), None)
                         };
-                        self.put(at, runs.switch(inside_t, was, ins));
+                        self.put(at, runs.switch(inside_t, close, start));
                         if inside_t {
                             self.preserve(child);
                         }
@@ -168,7 +175,30 @@ impl<'x> Marker<'x> {
             }
         }
         if open == Some(true) {
-            self.put(run.end, format!("</{w}ins>"));
+            let leave = self.leave(&w, outer.as_ref());
+            self.put(run.end, leave);
+        }
+    }
+
+    /// Starts an insertion of ours: after closing the one holding the run, if any.
+    fn enter(&mut self, w: &str, outer: Option<&Outer>) -> String {
+        let ins = self.ins(w, false);
+        match outer {
+            Some(o) => format!("</{}>{ins}", o.name),
+            None => ins,
+        }
+    }
+
+    /// Ends an insertion of ours: and opens the one holding the run again, with an id of
+    /// its own.
+    fn leave(&mut self, w: &str, outer: Option<&Outer>) -> String {
+        match outer {
+            Some(o) => {
+                let id = self.next_id;
+                self.next_id += 1;
+                format!("</{w}ins>{}", o.reopened(id))
+            }
+            None => format!("</{w}ins>"),
         }
     }
 
@@ -249,6 +279,47 @@ impl<'x> Marker<'x> {
     }
 }
 
+/// An insertion tracked already that holds a run directly: its name and start tag.
+struct Outer {
+    name: String,
+    tag: String,
+}
+
+impl Outer {
+    fn of(tag: &[u8]) -> Outer {
+        let tag = as_str(tag);
+        let name = (tag[1..].split(|c: char| c.is_whitespace() || c == '>' || c == '/'))
+            .next()
+            .unwrap_or_default();
+        Outer {
+            name: name.to_owned(),
+            tag: tag.trim_end_matches("/>").trim_end_matches('>').to_owned() + ">",
+        }
+    }
+
+    /// An insertion further up (a hyperlink between): it cannot be closed around ours.
+    fn refused() -> Outer {
+        Outer {
+            name: String::new(),
+            tag: String::new(),
+        }
+    }
+
+    fn is_refused(&self) -> bool {
+        self.name.is_empty()
+    }
+
+    /// The start tag again, its `id` made `id`.
+    fn reopened(&self, id: u64) -> String {
+        let Some(at) = self.tag.find(":id=\"") else {
+            return self.tag.clone();
+        };
+        let from = at + ":id=\"".len();
+        let to = self.tag[from..].find('"').map_or(from, |n| from + n);
+        format!("{}{id}{}", &self.tag[..from], &self.tag[to..])
+    }
+}
+
 /// What a run split in two is made of: its prefix and properties.
 struct Runs<'a> {
     w: &'a str,
@@ -256,21 +327,17 @@ struct Runs<'a> {
 }
 
 impl Runs<'_> {
-    /// Ends the run (and the insertion it was in, if `was`), and opens another with the
-    /// same look, inside `ins` when given; `inside_t` splits a `w:t` too.
-    fn switch(&self, inside_t: bool, was: bool, ins: Option<String>) -> String {
+    /// Ends the run, then what `close` ends (an insertion), then what `start` starts, and
+    /// opens another run with the same look; `inside_t` splits a `w:t` too.
+    fn switch(&self, inside_t: bool, close: Option<String>, start: Option<String>) -> String {
         let w = self.w;
         let mut s = String::new();
         if inside_t {
             s.push_str(&format!("</{w}t>"));
         }
         s.push_str(&format!("</{w}r>"));
-        if was {
-            s.push_str(&format!("</{w}ins>"));
-        }
-        if let Some(ins) = ins {
-            s.push_str(&ins);
-        }
+        s.extend(close);
+        s.extend(start);
         s.push_str(&format!("<{w}r>{}", self.rpr));
         if inside_t {
             s.push_str(&format!(r#"<{w}t xml:space="preserve">"#));
@@ -392,6 +459,16 @@ mod tests {
         assert_eq!(
             split(&(0..5), std::slice::from_ref(&after)),
             vec![(0..5, false)]
+        );
+    }
+
+    #[test]
+    fn an_insertion_tracked_already_is_opened_again_with_an_id_of_its_own() {
+        let o = Outer::of(br#"<w:ins w:id="3" w:author="Ann" w:date="2020-01-01T00:00:00Z">"#);
+        assert_eq!(o.name, "w:ins");
+        assert_eq!(
+            o.reopened(41),
+            r#"<w:ins w:id="41" w:author="Ann" w:date="2020-01-01T00:00:00Z">"#
         );
     }
 
