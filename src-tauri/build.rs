@@ -18,6 +18,8 @@ const COMMANDS: &[&str] = &[
     "cancel_cite",
     "discard_cite",
     "save_cited",
+    "save_for_review",
+    "save_review_list",
     "save_all_cited",
     "show_in_folder",
     "mission_preview",

@@ -5,7 +5,7 @@ use crate::{console, dialog, opener, windows};
 use casebook_core::Error;
 use casebook_core::account::AccountView;
 use casebook_core::app::{AppInfo, Casebook, Health};
-use casebook_core::citations::client::{CiteOptions, Preview};
+use casebook_core::citations::client::{CiteOptions, OutputKind, Preview};
 use casebook_core::citations::documents::DocumentInfo;
 use casebook_core::citations::jobs::{
     CiteOutcome, CiteProgress, CiteSource, SaveReport, SavedFile,
@@ -142,14 +142,40 @@ pub async fn save_cited(core: Core<'_>, job_id: String) -> Result<Option<SavedFi
     }
 }
 
-/// Saves every cited document into one chosen folder. Empty: cancelled.
+/// Saves a cited Word document for review in Word (each citation a tracked change).
+/// `None`: cancelled.
+#[tauri::command]
+pub async fn save_for_review(core: Core<'_>, job_id: String) -> Result<Option<SavedFile>, Error> {
+    let suggested = core.jobs.suggested_review_path(&job_id)?;
+    let filter = OutputKind::Docx.filter();
+    match dialog::save_file("Save for review in Word", &suggested, filter).await? {
+        Some(dest) => core.save_for_review(&job_id, dest).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Saves the list of inserted citations, as Markdown or CSV. `None`: cancelled.
+#[tauri::command]
+pub async fn save_review_list(core: Core<'_>, job_id: String) -> Result<Option<SavedFile>, Error> {
+    let suggested = core.jobs.suggested_list_path(&job_id)?;
+    let kinds = vec!["md", "csv"];
+    match dialog::save_file_of("Save the review list", &suggested, "Markdown or CSV", kinds).await?
+    {
+        Some(dest) => core.save_review_list(&job_id, dest).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Saves every cited document into one chosen folder (Word documents for review in Word
+/// with `review`). Empty: cancelled.
 #[tauri::command]
 pub async fn save_all_cited(
     core: Core<'_>,
     job_ids: Vec<String>,
+    review: bool,
 ) -> Result<Vec<SaveReport>, Error> {
     match dialog::pick_folder().await? {
-        Some(folder) => core.save_all_cited(&job_ids, &folder).await,
+        Some(folder) => core.save_all_cited(&job_ids, &folder, review).await,
         None => Ok(Vec::new()),
     }
 }

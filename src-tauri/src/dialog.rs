@@ -78,6 +78,16 @@ pub async fn save_file(
     suggested: &Path,
     filter: (&'static str, &'static str),
 ) -> Result<Option<PathBuf>, Error> {
+    save_file_of(title, suggested, filter.0, vec![filter.1]).await
+}
+
+/// [`save_file`] offering a file of any of `extensions`, named `what`.
+pub async fn save_file_of(
+    title: &'static str,
+    suggested: &Path,
+    what: &'static str,
+    extensions: Vec<&'static str>,
+) -> Result<Option<PathBuf>, Error> {
     if let Some(paths) = hooked_paths() {
         // Several paths: the first not there yet, so one test can save two files (a
         // report, then its cited copy, which may not replace the report).
@@ -93,7 +103,7 @@ pub async fn save_file(
         let mut dialog = rfd::FileDialog::new()
             .set_title(title)
             .set_file_name(name)
-            .add_filter(filter.0, &[filter.1]);
+            .add_filter(what, &extensions);
         if let Some(dir) = dir {
             dialog = dialog.set_directory(dir);
         }

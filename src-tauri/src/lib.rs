@@ -55,6 +55,8 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
             commands::cancel_cite,
             commands::discard_cite,
             commands::save_cited,
+            commands::save_for_review,
+            commands::save_review_list,
             commands::save_all_cited,
             commands::show_in_folder,
             commands::mission_preview,

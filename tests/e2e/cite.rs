@@ -53,7 +53,7 @@ async fn drop_files(app: &App, files: &[&Path]) {
 
 /// Sets faults on the app's own sandbox (its URL is in the sandbox badge's title;
 /// visiting Settings would spend a request on the health check).
-async fn post_fault(app: &App, body: serde_json::Value) {
+pub(crate) async fn post_fault(app: &App, body: serde_json::Value) {
     let title = app
         .testid("sandbox-badge")
         .await
@@ -151,7 +151,7 @@ async fn drop_preview_cite_and_save_all() {
     }
     // The changed paragraphs, before and after, with the insertion highlighted.
     let show = app
-        .wait_css("[data-testid=doc-card] .result button.link")
+        .wait_css("[data-testid=doc-card] [data-testid=show-changes]")
         .await;
     app.press(&show, "show changes").await;
     let mark = app.wait_css("[data-testid=changes] mark").await;
@@ -548,7 +548,7 @@ async fn speaker_notes_cited_mid_sentence_are_shown_as_notes() {
         "{said}"
     );
 
-    let show = in_card(&app, &deck, ".result button.link").await;
+    let show = in_card(&app, &deck, "[data-testid=show-changes]").await;
     app.press(&show, "show changes").await;
     app.wait_css("[data-testid=changes] li[data-notes=true] mark")
         .await;

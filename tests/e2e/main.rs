@@ -15,4 +15,5 @@ mod reconnects;
 mod remote;
 mod report;
 mod returned;
+mod review;
 mod shell;

@@ -1,5 +1,5 @@
 //! A writer's review, with real documents: every Word document of the corpus
-//! (`../shared/corpus`) cited with `--track-changes`, each review copy judged by tools we
+//! (`../shared/corpus`) and of the suites' fixtures cited with `--track-changes`, each review copy judged by tools we
 //! did not write: python-docx's XML with every change rejected gives the original's
 //! paragraphs and with every change accepted the cited document's; its insertions are
 //! exactly what the summary printed; ids unique; the package as valid as the corpus test
@@ -31,6 +31,19 @@ fn corpus(ext: &str) -> Vec<PathBuf> {
     files.sort();
     assert!(!files.is_empty(), "no .{ext} in {}", dir.display());
     files
+}
+
+/// The corpus's Word documents and the suites' own (`tests/data/docx`: tracked changes,
+/// text boxes, footnotes, fields, a paragraph of 173 runs).
+fn word_documents() -> Vec<PathBuf> {
+    let dir = root().join("tests/data/docx");
+    let mut ours: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "docx"))
+        .collect();
+    ours.sort();
+    corpus("docx").into_iter().chain(ours).collect()
 }
 
 fn sandbox(per_minute: u32, burst: u32) -> Blocking {
@@ -179,7 +192,7 @@ fn every_corpus_word_document_cited_for_review_rejects_to_the_original_and_accep
                 ..Default::default()
             }
         });
-        for doc in corpus("docx") {
+        for doc in word_documents() {
             let stem = doc.file_stem().unwrap().to_string_lossy().into_owned();
             let cited = dir.path().join(format!("{stem}.{pass}.cited.docx"));
             let review = dir.path().join(format!("{stem}.{pass}.review.docx"));

@@ -336,12 +336,22 @@ impl Casebook {
         self.jobs.save(job_id, dest).await
     }
 
+    pub async fn save_for_review(&self, job_id: &str, dest: PathBuf) -> Result<SavedFile> {
+        self.jobs.save_review(job_id, dest).await
+    }
+
+    pub async fn save_review_list(&self, job_id: &str, dest: PathBuf) -> Result<SavedFile> {
+        self.jobs.save_review_list(job_id, dest).await
+    }
+
+    /// Saves each result into `folder`; with `review`, Word documents as review copies.
     pub async fn save_all_cited(
         &self,
         job_ids: &[String],
         folder: &Path,
+        review: bool,
     ) -> Result<Vec<SaveReport>> {
-        self.jobs.save_all(job_ids, folder).await
+        self.jobs.save_all(job_ids, folder, review).await
     }
 
     // Missions.

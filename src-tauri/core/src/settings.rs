@@ -27,6 +27,9 @@ pub struct Settings {
     pub cite_options: CiteOptions,
     /// How the windows are drawn; takes effect at the next start.
     pub renderer: Renderer,
+    /// Cited Word documents are saved for review in Word (each citation a tracked
+    /// change) unless asked otherwise: the choice last made.
+    pub save_for_review: bool,
 }
 
 impl Default for Settings {
@@ -37,6 +40,7 @@ impl Default for Settings {
             eve_base: None,
             cite_options: CiteOptions::default(),
             renderer: Renderer::default(),
+            save_for_review: false,
         }
     }
 }

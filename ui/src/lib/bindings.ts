@@ -73,7 +73,12 @@ citeOptions: CiteOptions,
 /**
  * How the windows are drawn; takes effect at the next start.
  */
-renderer: Renderer, };
+renderer: Renderer, 
+/**
+ * Cited Word documents are saved for review in Word (each citation a tracked
+ * change) unless asked otherwise: the choice last made.
+ */
+saveForReview: boolean, };
 
 export type BackendMode = "sandbox" | "remote";
 
@@ -165,7 +170,12 @@ citationsInserted: number,
 /**
  * Of those, the ones in speaker notes.
  */
-citationsInNotes: number, referencesAdded: number, changes: Array<ChangedParagraph>, };
+citationsInNotes: number, referencesAdded: number, changes: Array<ChangedParagraph>, 
+/**
+ * The References entries citing added, as the cited document has them, in its order
+ * (those the original did not have).
+ */
+newReferences: Array<string>, };
 
 export type CiteSource = { "type": "document", path: string, } | { "type": "essay", text: string, };
 
@@ -175,7 +185,11 @@ export type CiteOutcome = { jobId: string, kind: OutputKind, size: number, summa
 /**
  * Set when the result is good but what changed could not be worked out.
  */
-summaryNote: string | null, };
+summaryNote: string | null, 
+/**
+ * A review copy for Word can be saved: a Word document, its summary read.
+ */
+reviewable: boolean, };
 
 export type SavedFile = { jobId: string, path: string, };
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cardFromDocument, cardFromEssay, citable, progressText, summaryText } from "./cards";
+import { type Card, cardFromDocument, cardFromEssay, citable, progressText, queueProgress, summaryText } from "./cards";
 
 const doc = { path: "/d/a.docx", name: "a.docx", size: 14470, kind: "docx" as const, problem: null, references: 4 };
 
@@ -38,8 +38,9 @@ describe("cards", () => {
       jobId: "j",
       kind: "docx",
       size: 1,
-      summary: { paragraphsChanged: 1, citationsInserted: 3, citationsInNotes: 0, referencesAdded: 2, changes: [] },
+      summary: { paragraphsChanged: 1, citationsInserted: 3, citationsInNotes: 0, referencesAdded: 2, changes: [], newReferences: ["A", "B"] },
       summaryNote: null,
+      reviewable: true,
     });
     expect(text).toBe("1 paragraph changed · 3 citations inserted · 2 references added");
   });
@@ -49,9 +50,17 @@ describe("cards", () => {
       jobId: "j",
       kind: "pptx",
       size: 1,
-      summary: { paragraphsChanged: 4, citationsInserted: 5, citationsInNotes: 2, referencesAdded: 0, changes: [] },
+      summary: { paragraphsChanged: 4, citationsInserted: 5, citationsInNotes: 2, referencesAdded: 0, changes: [], newReferences: [] },
       summaryNote: null,
+      reviewable: false,
     });
     expect(text).toBe("4 paragraphs changed · 5 citations inserted (2 in speaker notes) · references unchanged");
+  });
+
+  it("count a queue by the documents sent, failures among the done", () => {
+    const at = (path: string, state: Card["state"]): Card => ({ ...cardFromDocument({ ...doc, path }), state });
+    const cards = [at("a", "cited"), at("b", "citing"), at("c", "error"), at("d", "ready"), at("e", "saved")];
+    expect(queueProgress(cards)).toEqual({ started: 4, done: 3, failed: 1 });
+    expect(queueProgress([at("a", "ready")])).toEqual({ started: 0, done: 0, failed: 0 });
   });
 });

@@ -18,6 +18,8 @@ export interface Card {
   jobId: string | null;
   outcome: CiteOutcome | null;
   savedPath: string | null;
+  /** Where its review list was saved. */
+  listPath: string | null;
 }
 
 export function cardFromDocument(doc: DocumentInfo): Card {
@@ -36,6 +38,7 @@ export function cardFromDocument(doc: DocumentInfo): Card {
     jobId: null,
     outcome: null,
     savedPath: null,
+    listPath: null,
   };
 }
 
@@ -53,6 +56,7 @@ export function cardFromEssay(text: string): Card {
     jobId: null,
     outcome: null,
     savedPath: null,
+    listPath: null,
   };
 }
 
@@ -93,4 +97,11 @@ export function summaryText(o: CiteOutcome): string {
     // A service that cites from the document's own list adds none: say so plainly.
     s.referencesAdded > 0 ? n(s.referencesAdded, "reference added", "references added") : "references unchanged",
   ].join(" · ");
+}
+
+/** How a queue of documents goes: of those sent (or being sent), how many are done. */
+export function queueProgress(cards: Card[]): { started: number; done: number; failed: number } {
+  const started = cards.filter((c) => ["citing", "cited", "saved", "error"].includes(c.state));
+  const failed = started.filter((c) => c.state === "error").length;
+  return { started: started.length, done: started.filter((c) => c.state !== "citing").length, failed };
 }

@@ -103,6 +103,8 @@ pub struct CiteOutcome {
     pub summary: CiteSummary,
     /// Set when the result is good but what changed could not be worked out.
     pub summary_note: Option<String>,
+    /// A review copy for Word can be saved: a Word document, its summary read.
+    pub reviewable: bool,
 }
 
 #[derive(Debug, Clone, Serialize, TS)]
@@ -142,6 +144,11 @@ impl Cited {
     /// Saves the document at `out` atomically (see [`save::write_atomic_with`]).
     pub fn save(&self, out: &Path, overwrite: bool) -> Result<()> {
         save::write_atomic_with(out, overwrite, |f| self.write_to(f))
+    }
+
+    /// Whether [`Self::write_review`] can make a review copy of it.
+    pub fn reviewable(&self) -> bool {
+        self.kind == OutputKind::Docx && self.original.is_some() && self.summary_note.is_none()
     }
 
     /// Writes the review copy (every insertion a tracked change) to `out`; for a Word
@@ -373,6 +380,7 @@ impl CiteJobs {
             size: cited.len,
             summary: cited.summary.clone(),
             summary_note: cited.summary_note.clone(),
+            reviewable: cited.reviewable(),
         };
         lock(&self.results).insert(job_id, Arc::new(cited));
         Ok(outcome)
@@ -430,9 +438,57 @@ impl CiteJobs {
         })
     }
 
+    /// Where the save dialog should propose the review copy: `<stem> (for review).docx`.
+    pub fn suggested_review_path(&self, job_id: &str) -> Result<PathBuf> {
+        let cited = self.get(job_id)?;
+        Ok(suggested_for(&cited, true))
+    }
+
+    /// Saves the review copy at `dest`, as [`Self::save`] saves the cited one.
+    pub async fn save_review(&self, job_id: &str, dest: PathBuf) -> Result<SavedFile> {
+        let cited = self.get(job_id)?;
+        save::check_destination(cited.source.as_deref(), &dest, true)?;
+        let (d, c) = (dest.clone(), cited.clone());
+        blocking(move || c.save_review(&d, true)).await?;
+        lock(&self.results).remove(job_id);
+        Ok(SavedFile {
+            job_id: job_id.to_owned(),
+            path: dest.display().to_string(),
+        })
+    }
+
+    /// Where the save dialog should propose the review list: `<stem>.citations.md` beside
+    /// the original.
+    pub fn suggested_list_path(&self, job_id: &str) -> Result<PathBuf> {
+        let cited = self.get(job_id)?;
+        Ok(match &cited.source {
+            Some(p) => save::review_list_path(p, "md"),
+            None => home_dir().join("Pasted text.citations.md"),
+        })
+    }
+
+    /// Saves the review list at `dest` (CSV for a `.csv` name); the result stays held, to
+    /// be saved itself.
+    pub async fn save_review_list(&self, job_id: &str, dest: PathBuf) -> Result<SavedFile> {
+        let cited = self.get(job_id)?;
+        save::check_destination(cited.source.as_deref(), &dest, true)?;
+        let d = dest.clone();
+        blocking(move || cited.save_review_list(&d, true)).await?;
+        Ok(SavedFile {
+            job_id: job_id.to_owned(),
+            path: dest.display().to_string(),
+        })
+    }
+
     /// Saves every result into `folder`, never replacing a file (a taken name gets a
     /// number, also when another program takes it meanwhile), and reports each file.
-    pub async fn save_all(&self, job_ids: &[String], folder: &Path) -> Result<Vec<SaveReport>> {
+    /// With `review`, each Word document is saved as its review copy.
+    pub async fn save_all(
+        &self,
+        job_ids: &[String],
+        folder: &Path,
+        review: bool,
+    ) -> Result<Vec<SaveReport>> {
         if !folder.is_dir() {
             return Err(Error::invalid_input(format!(
                 "{} is not a folder.",
@@ -442,7 +498,7 @@ impl CiteJobs {
         let mut reports = Vec::new();
         for job_id in job_ids {
             let saved = match self.get(job_id) {
-                Ok(cited) => save_free(folder, cited).await,
+                Ok(cited) => save_free(folder, cited, review).await,
                 Err(e) => Err(e),
             };
             if saved.is_ok() {
@@ -466,15 +522,22 @@ impl CiteJobs {
 }
 
 fn suggested(cited: &Cited) -> PathBuf {
+    suggested_for(cited, false)
+}
+
+/// The name people are offered: `<stem> (cited).<ext>`, or `<stem> (for review).docx`.
+fn suggested_for(cited: &Cited, review: bool) -> PathBuf {
     match &cited.source {
+        Some(p) if review && cited.reviewable() => save::review_path_for_people(p),
         Some(p) => save::cited_path_for_people(p),
         None => home_dir().join("Pasted text (cited).txt"),
     }
 }
 
 /// Writes `cited` under its suggested name in `folder`, or the first free numbered one.
-async fn save_free(folder: &Path, cited: Arc<Cited>) -> Result<PathBuf> {
-    let name = suggested(&cited)
+async fn save_free(folder: &Path, cited: Arc<Cited>, review: bool) -> Result<PathBuf> {
+    let review = review && cited.reviewable();
+    let name = suggested_for(&cited, review)
         .file_name()
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("Cited"));
@@ -486,7 +549,12 @@ async fn save_free(folder: &Path, cited: Arc<Cited>) -> Result<PathBuf> {
                 continue;
             }
             save::check_destination(cited.source.as_deref(), &dest, false)?;
-            match cited.save(&dest, false) {
+            let saved = if review {
+                cited.save_review(&dest, false).map(drop)
+            } else {
+                cited.save(&dest, false)
+            };
+            match saved {
                 Ok(()) => return Ok(dest),
                 // Taken between the check and the rename: try the next number.
                 Err(e) if e.code == ErrorCode::InvalidInput && dest.exists() => continue,

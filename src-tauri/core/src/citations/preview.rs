@@ -29,7 +29,10 @@ where
     P: AsRef<Path> + Send + 'static,
 {
     tokio::task::spawn_blocking(move || {
-        paths.iter().map(|p| inspect_document(p.as_ref())).collect()
+        (paths.iter())
+            .flat_map(|p| in_folder(p.as_ref()))
+            .map(|p| inspect_document(&p))
+            .collect()
     })
     .await
     .unwrap_or_default()
@@ -48,5 +51,18 @@ pub async fn preview_with(client: &CitationClient, source: &CiteSource) -> Resul
             client.preview(&input, Some(&doc.bytes)).await
         }
         CiteSource::Essay { text } => client.preview(&Input::essay(text)?, None).await,
+    }
+}
+
+/// A folder stands for its Word documents and decks (a folder dropped is a queue of
+/// them); anything else, or a folder with none or that cannot be listed, for itself (its
+/// card says what it is).
+fn in_folder(path: &Path) -> Vec<std::path::PathBuf> {
+    if !path.is_dir() {
+        return vec![path.to_owned()];
+    }
+    match crate::citations::batch::documents_in(&[path.to_owned()]) {
+        Ok(found) if !found.is_empty() => found,
+        _ => vec![path.to_owned()],
     }
 }
