@@ -400,3 +400,62 @@ fn outputs_of_documents_of_one_name_never_overwrite_each_other() {
         said(&again)
     );
 }
+
+#[test]
+fn ctrl_c_in_the_middle_of_a_queue_keeps_what_was_saved_and_leaves_nothing_partial() {
+    use std::io::BufRead;
+    let s = sandbox(100_000, 1_000);
+    // Each answer waits, so later documents are in flight when the first are saved.
+    s.sandbox().knobs().set(|k| k.latency_ms = 2_000);
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    std::fs::create_dir(&input).unwrap();
+    for d in corpus("docx").into_iter().take(6) {
+        std::fs::copy(&d, input.join(d.file_name().unwrap())).unwrap();
+    }
+    let (out_dir, tmp) = (dir.path().join("out"), dir.path().join("tmp"));
+    std::fs::create_dir(&out_dir).unwrap();
+    std::fs::create_dir(&tmp).unwrap();
+    let mut child = common::against(
+        s.sandbox().base_url(),
+        &[
+            "cite",
+            input.to_str().unwrap(),
+            "--track-changes",
+            "-o",
+            out_dir.to_str().unwrap(),
+        ],
+    )
+    .env("CASEBOOK_CITATIONS_KEY", s.sandbox().key())
+    .env("TMPDIR", &tmp)
+    .spawn()
+    .unwrap();
+    let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    assert!(first.starts_with('✓'), "{first}");
+    // SAFETY: signalling our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+    let rest: Vec<String> = lines.map_while(Result::ok).collect();
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{rest:?}\n{stderr}");
+    assert!(stderr.contains("Cancelled: "), "{stderr}");
+    let done = 1 + rest.iter().filter(|l| l.starts_with('✓')).count();
+    let saved: Vec<PathBuf> = std::fs::read_dir(&out_dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(
+        saved.len(),
+        done,
+        "only the documents said saved: {saved:?}"
+    );
+    assert!(done < 6, "the queue was cut short: {rest:?}");
+    for p in &saved {
+        zip::ZipArchive::new(std::fs::File::open(p).unwrap())
+            .unwrap_or_else(|e| panic!("{} is not whole: {e}", p.display()));
+    }
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().flatten().collect();
+    assert!(left.is_empty(), "no temporary file: {left:?}");
+}
