@@ -66,8 +66,8 @@ impl CiteArgs {
         &self.files[0]
     }
 
-    /// Several documents, or a folder of them: cited as a queue ([`crate::cite_many`]).
-    fn is_many(&self) -> bool {
+    /// Several documents, or a folder of them: cited as a queue (`cite_many`).
+    pub(crate) fn is_many(&self) -> bool {
         self.files.len() > 1 || self.files[0].is_dir()
     }
 
@@ -134,9 +134,6 @@ pub(crate) async fn cite(
     client: impl Future<Output = Result<CitationClient, Error>>,
     args: CiteArgs,
 ) -> Result<(), Error> {
-    if args.is_many() {
-        return crate::cite_many::cite_many(client, args).await;
-    }
     let options = args.options()?;
     let file = args.file().to_owned();
     let input = (!is_stdin(&file)).then(|| file.clone());

@@ -371,6 +371,9 @@ async fn dispatch(command: Command, core: &Core) -> Result<(), Error> {
             output::print_preview(&preview::preview_with(&client, &source).await?, json);
             Ok(())
         }
+        Command::Cite(args) if args.is_many() => {
+            cite_many::cite_many(core.backend()?.citations(), args).await
+        }
         Command::Cite(args) => cite(core.backend()?.citations(), args).await,
         Command::Account { json } => {
             let view = casebook_core::account::view(core.backend()?.connection(), &KeyStore::new())
