@@ -10,12 +10,13 @@ use casebook_core::backend::SandboxOptions;
 use casebook_core::citations::client::CiteOptions;
 use casebook_core::citations::jobs::CiteSource;
 use casebook_core::missions::follower::Quiet;
+use casebook_testsupport::store::casebook_in;
 use std::sync::Arc;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_file_deleted_between_drop_and_cite_fails_plainly_and_leaves_nothing() {
     let data = tempfile::tempdir().unwrap();
-    let core = common::casebook_in(data.path(), SandboxOptions::default(), Arc::new(Quiet)).await;
+    let core = casebook_in(data.path(), SandboxOptions::default(), Arc::new(Quiet)).await;
     let folder = tempfile::tempdir().unwrap();
     let path = folder.path().join("essay.docx");
     std::fs::copy(

@@ -11,6 +11,7 @@ use casebook_core::missions::follower::{MissionUpdate, Observer, Sink};
 use casebook_core::missions::protocol::MissionEvent;
 use casebook_core::missions::store::{EventFilter, MissionRecord, MissionStatus, MissionStore};
 use casebook_sandbox::MissionProtocol;
+use casebook_testsupport::store::casebook_in;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -44,7 +45,7 @@ async fn casebook_on(
         ..SandboxOptions::default()
     };
     let seen = Arc::new(Seen::default());
-    let core = common::casebook_in(dir.path(), options, seen.clone()).await;
+    let core = casebook_in(dir.path(), options, seen.clone()).await;
     (core, seen, dir)
 }
 

@@ -9,6 +9,7 @@ use casebook_core::missions::client::MissionSpec;
 use casebook_core::missions::follower::{MissionUpdate, Quiet, Sink};
 use casebook_core::missions::store::MissionStatus;
 use casebook_sandbox::MissionProtocol;
+use casebook_testsupport::store::casebook_in;
 use std::sync::{Arc, Mutex};
 
 const CUTS: u64 = 100;
@@ -45,7 +46,7 @@ async fn soak_follower_through_100_random_cuts() {
         mission_events: Some(EVENTS),
         ..SandboxOptions::default()
     };
-    let core = common::casebook_in(dir.path(), options, Arc::new(Quiet)).await;
+    let core = casebook_in(dir.path(), options, Arc::new(Quiet)).await;
     let base = core.base_url().await.unwrap();
     faults(
         &base,

@@ -10,3 +10,4 @@ pub mod files;
 pub mod keyring;
 pub mod real_eve;
 pub mod sandbox;
+pub mod store;

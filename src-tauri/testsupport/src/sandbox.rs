@@ -91,3 +91,15 @@ pub async fn stream_ids(url: &str, key: &str, id: &str) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// `POST {base}{path}` with the sandbox's key and `body` as JSON: the response, whatever
+/// its status.
+pub async fn post(sb: &RunningSandbox, path: &str, body: &serde_json::Value) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(format!("{}{path}", sb.base_url()))
+        .bearer_auth(sb.key())
+        .json(body)
+        .send()
+        .await
+        .expect("the sandbox answers on loopback")
+}

@@ -3,20 +3,16 @@
 
 #![allow(dead_code)]
 
-use casebook_core::app::{BackendChoice, Casebook, Config};
-use casebook_core::backend::{Backend, SandboxOptions};
 use casebook_core::citations::client::{CitationClient, Cited, Input, ValidOptions};
 use casebook_core::keys::ApiKey;
 use casebook_core::missions::client::{InvestigationClient, MissionSpec, Session};
-use casebook_core::missions::follower::Observer;
 use casebook_core::missions::protocol::MissionEvent;
 use casebook_core::missions::protocol::ndjson::{Generation, LineReader, Record};
 use casebook_core::missions::store::{MissionRecord, MissionStore};
 use casebook_core::net::connection::Connection;
 use casebook_core::net::http::Progress;
 use casebook_sandbox::RunningSandbox;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::path::PathBuf;
 
 /// A recorded eve stream from `tests/data/eve`.
 pub fn eve_data(name: &str) -> Vec<u8> {
@@ -80,26 +76,6 @@ pub fn citation_client(s: &RunningSandbox) -> CitationClient {
 pub fn investigation_client(s: &RunningSandbox) -> InvestigationClient {
     let (c, k) = connection(s);
     InvestigationClient::new(c, k)
-}
-
-/// Casebook on the embedded sandbox started with `options`, its history in `dir`.
-pub async fn casebook_in(
-    dir: &Path,
-    options: SandboxOptions,
-    observer: Arc<dyn Observer>,
-) -> Arc<Casebook> {
-    let backend = Backend::sandbox(Some(dir), options.clone()).await.unwrap();
-    Casebook::start(
-        Config {
-            data_dir: dir.to_path_buf(),
-            backend: BackendChoice::Fixed(Some(Box::new(backend))),
-            sandbox: options,
-            test_hooks: false,
-        },
-        observer,
-    )
-    .await
-    .unwrap()
 }
 
 /// A mission created on `service` and kept in a store in memory, as the app keeps one it

@@ -35,17 +35,7 @@ pub fn client() -> reqwest::Client {
     reqwest::Client::new()
 }
 
-/// `POST {base}{path}` with the sandbox's key and `body` as JSON: the response, whatever
-/// its status.
-pub async fn post_json(sb: &RunningSandbox, path: &str, body: &Value) -> reqwest::Response {
-    client()
-        .post(format!("{}{path}", sb.base_url()))
-        .bearer_auth(sb.key())
-        .json(body)
-        .send()
-        .await
-        .unwrap()
-}
+pub use casebook_testsupport::sandbox::post as post_json;
 
 /// Creates a session with the standard message plus `extra` fields; its id.
 pub async fn create(sb: &RunningSandbox, extra: Value) -> String {
