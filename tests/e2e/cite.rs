@@ -11,7 +11,7 @@ use std::process::Command;
 use std::time::Duration;
 
 /// Copies fixtures into a scratch folder, so "the original" is a file we can watch.
-fn originals(dir: &Path, rels: &[&str]) -> Vec<PathBuf> {
+pub(crate) fn originals(dir: &Path, rels: &[&str]) -> Vec<PathBuf> {
     rels.iter()
         .map(|rel| {
             let dest = dir.join(Path::new(rel).file_name().unwrap());
@@ -38,7 +38,7 @@ async fn state_of(app: &App, path: &Path) -> String {
         .unwrap_or_default()
 }
 
-async fn wait_state(app: &App, path: &Path, want: &str) {
+pub(crate) async fn wait_state(app: &App, path: &Path, want: &str) {
     app.until(&format!("{} becomes {want}", path.display()), || async {
         state_of(app, path).await == want
     })

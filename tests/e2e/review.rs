@@ -4,19 +4,10 @@
 //! PowerPoint has none and saves the review list instead; Save all to a folder saves the
 //! rest, the Word documents for review. A cancel of one document leaves the queue going.
 
-use casebook_e2e::{App, AppOptions, data, drag_files_onto, exclusive, libreoffice_converts};
+use crate::cite::{originals, wait_state};
+use casebook_e2e::{App, AppOptions, drag_files_onto, exclusive, libreoffice_converts};
 use std::io::Read;
-use std::path::{Path, PathBuf};
-
-fn folder_of(dir: &Path, rels: &[&str]) -> Vec<PathBuf> {
-    rels.iter()
-        .map(|rel| {
-            let dest = dir.join(Path::new(rel).file_name().unwrap());
-            std::fs::copy(data(rel), &dest).unwrap();
-            dest
-        })
-        .collect()
-}
+use std::path::Path;
 
 const DOCUMENTS: [&str; 3] = [
     "docx/tracked-changes-hyperlinks.docx",
@@ -32,15 +23,6 @@ async fn drop_folder(app: &App, folder: &Path) {
 
 fn card_css(path: &Path) -> String {
     format!("[data-testid=doc-card][data-path=\"{}\"]", path.display())
-}
-
-async fn wait_state(app: &App, path: &Path, want: &str) {
-    let css = card_css(path);
-    app.until(&format!("{} becomes {want}", path.display()), || async {
-        let card = app.wait_css(&css).await;
-        card.attr("data-state").await.unwrap().as_deref() == Some(want)
-    })
-    .await;
 }
 
 /// Waits for a save on a card: saved, or the problem the card shows, said.
@@ -84,7 +66,7 @@ async fn a_dropped_folder_is_cited_as_a_queue_and_saved_for_review_in_word() {
     let work = tempfile::tempdir().unwrap();
     let folder = work.path().join("chapters");
     std::fs::create_dir(&folder).unwrap();
-    let docs = folder_of(&folder, &DOCUMENTS);
+    let docs = originals(&folder, &DOCUMENTS);
     let out = tempfile::tempdir().unwrap();
     let review = out
         .path()
@@ -184,7 +166,7 @@ async fn cancelling_one_document_leaves_the_rest_of_the_queue_citing() {
     let work = tempfile::tempdir().unwrap();
     let folder = work.path().join("deck and chapters");
     std::fs::create_dir(&folder).unwrap();
-    let docs = folder_of(&folder, &DOCUMENTS);
+    let docs = originals(&folder, &DOCUMENTS);
     let app = App::launch(AppOptions::default()).await;
     drop_folder(&app, &folder).await;
     for d in &docs {
