@@ -224,7 +224,9 @@ fn cite_ids_come_from_rust_and_save_all_reports_each_file() {
     let reports = invoke(
         &main,
         "save_all_cited",
-        serde_json::json!({"jobIds": [ids[0], ids[1], "cite-999"]}),
+        // Word documents saved for review in Word, as the window's Save all does once
+        // that is the choice.
+        serde_json::json!({"jobIds": [ids[0], ids[1], "cite-999"], "review": true}),
     )
     .unwrap();
     let reports = reports.as_array().unwrap();
@@ -244,8 +246,8 @@ fn cite_ids_come_from_rust_and_save_all_reports_each_file() {
     assert_eq!(
         names,
         [
-            "long-lorem-endnote (cited).docx",
-            "long-lorem-endnote (cited) 2.docx"
+            "long-lorem-endnote (for review).docx",
+            "long-lorem-endnote (for review) 2.docx"
         ]
     );
     assert_eq!(
