@@ -41,8 +41,10 @@ pub(crate) async fn cite_many(
     let list_dir = folder("--review-list", args.review_list.as_deref())?;
     let documents = batch::documents_in(&args.files)?;
     if documents.is_empty() {
-        return Err(Error::invalid_input(
-            "No .docx or .pptx to cite in what was named.",
+        let named: Vec<String> = args.files.iter().map(|f| f.display().to_string()).collect();
+        return Err(Error::new(
+            ErrorCode::NotADocument,
+            format!("No .docx or .pptx to cite in {}.", named.join(", ")),
         ));
     }
     let plan = Plan::new(&args, &documents, out_dir.as_deref(), list_dir.as_deref());
