@@ -19,6 +19,7 @@ use crate::missions::client::{
 use crate::missions::conversation::{Conversation, ConversationSummary, Source};
 use crate::missions::export::transcript::{self, ExportFormat};
 use crate::missions::follower::{Follower, MissionUpdate, Observer, Sink};
+use crate::missions::store::across::MissionHits;
 use crate::missions::store::conversations::{ConversationHits, ConversationPage};
 use crate::missions::store::{
     EventFilter, EventPage, KindCount, MissionRecord, MissionStatus, MissionStore,
@@ -543,6 +544,11 @@ impl Casebook {
             .await?
             .search_conversation(session_id, query, limit)
             .await
+    }
+
+    /// Every mission in the history searched at once, the best hits first.
+    pub async fn search_missions(&self, query: &str, limit: u32) -> Result<MissionHits> {
+        self.store.search_missions(query, limit).await
     }
 
     /// Makes sure `session_id` is in the history, so a mission started elsewhere can

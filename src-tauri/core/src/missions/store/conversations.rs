@@ -315,7 +315,7 @@ fn catch_up(
 }
 
 /// The figures, after catching up if the records moved on.
-fn facts_caught_up(c: &mut Connection, id: &str) -> Result<ConversationFacts> {
+pub(super) fn facts_caught_up(c: &mut Connection, id: &str) -> Result<ConversationFacts> {
     let mut facts = facts_as_kept(c, id)?;
     let budget: Option<i64> = c
         .query_row(
@@ -392,7 +392,12 @@ fn save(
     {
         let mut put = tx
             .prepare_cached(
-                "INSERT OR REPLACE INTO conversation_items (session_id, idx, kind, text, item) VALUES (?1, ?2, ?3, ?4, ?5)",
+                // An update in place, not a replace: a replace deletes without the
+                // search index's trigger (schema 9) hearing of it.
+                "INSERT INTO conversation_items (session_id, idx, kind, text, item, open)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (session_id, idx) DO UPDATE SET
+                    kind = excluded.kind, text = excluded.text, item = excluded.item, open = excluded.open",
             )
             .map_err(db_err)?;
         for item in &changes.items {
@@ -402,7 +407,8 @@ fn save(
                 item.index,
                 item.kind.as_str(),
                 searchable(item),
-                json
+                json,
+                item.open
             ])
             .map_err(db_err)?;
         }

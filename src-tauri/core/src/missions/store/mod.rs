@@ -1,6 +1,7 @@
 //! Missions and their events in SQLite, in the app's data directory, so a mission
 //! reopens at once and resumes after a restart.
 
+pub mod across;
 pub mod conversations;
 mod events;
 mod missions;
@@ -128,6 +129,28 @@ const MIGRATIONS: &[&str] = &[
     // 8: the eve stream version the mission's stream last named: a follow-up is sent in
     // that release's dialect (`client::Dialect`). NULL: never read, or not eve.
     "ALTER TABLE missions ADD COLUMN stream_version INTEGER;",
+    // 9: every mission's conversation searched at once (`across`): the items' text in a
+    // trigram index, kept by triggers as items are written. An open item (a reply as it
+    // streams) is rewritten with every batch, so it enters the index once it closes;
+    // `open` says which, and a search reads the few open ones by LIKE.
+    "ALTER TABLE conversation_items ADD COLUMN open INTEGER NOT NULL DEFAULT 0;
+    UPDATE conversation_items SET open = CASE WHEN json_extract(item, '$.open') THEN 1 ELSE 0 END;
+    CREATE INDEX conversation_items_open ON conversation_items(open) WHERE open = 1;
+    CREATE VIRTUAL TABLE items_text USING fts5(
+        text, content='conversation_items', content_rowid='rowid', tokenize='trigram'
+    );
+    INSERT INTO items_text(rowid, text) SELECT rowid, text FROM conversation_items WHERE open = 0;
+    CREATE TRIGGER items_text_added AFTER INSERT ON conversation_items WHEN new.open = 0 BEGIN
+        INSERT INTO items_text(rowid, text) VALUES (new.rowid, new.text);
+    END;
+    CREATE TRIGGER items_text_removed AFTER DELETE ON conversation_items WHEN old.open = 0 BEGIN
+        INSERT INTO items_text(items_text, rowid, text) VALUES ('delete', old.rowid, old.text);
+    END;
+    CREATE TRIGGER items_text_changed AFTER UPDATE ON conversation_items BEGIN
+        INSERT INTO items_text(items_text, rowid, text)
+            SELECT 'delete', old.rowid, old.text WHERE old.open = 0;
+        INSERT INTO items_text(rowid, text) SELECT new.rowid, new.text WHERE new.open = 0;
+    END;",
 ];
 
 /// Where a stream resumes after a restart.
@@ -399,6 +422,74 @@ fn prepare(conn: &mut Connection) -> rusqlite::Result<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A history written before the search across missions (schema 8): its kept items,
+    /// closed and open, are found once a newer Casebook opens it, and it keeps finding
+    /// what is written after.
+    #[tokio::test]
+    async fn a_history_from_before_the_search_across_missions_is_found_once_migrated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("casebook.db");
+        {
+            let mut c = Connection::open(&path).unwrap();
+            let tx = c.transaction().unwrap();
+            for sql in &MIGRATIONS[..8] {
+                tx.execute_batch(sql).unwrap();
+            }
+            tx.pragma_update(None, "user_version", 8).unwrap();
+            tx.execute_batch(
+                r#"INSERT INTO missions (session_id, objective, mission_type, budget_type, budget_cents,
+                    base_url, status, created_at, updated_at)
+                   VALUES ('ses_old', 'Old heat study', 'research', 'fixed', 2500, 'http://x', 'complete', 1, 1);
+                INSERT INTO conversations (session_id, upto_seq, progress, facts) VALUES ('ses_old', 0, '{}', '{}');
+                INSERT INTO conversation_items (session_id, idx, kind, text, item) VALUES
+                    ('ses_old', 0, 'assistant', 'The monsoon report, closed.', '{"open": false}'),
+                    ('ses_old', 1, 'assistant', 'A monsoon reply still streaming', '{"open": true}');"#,
+            )
+            .unwrap();
+            tx.commit().unwrap();
+        }
+        let store = MissionStore::open(&path).unwrap();
+        assert_eq!(
+            store.schema_version().await.unwrap() as usize,
+            MIGRATIONS.len()
+        );
+        let found = store.search_missions("monsoon", 10).await.unwrap();
+        let at: Vec<_> = found.hits.iter().map(|h| h.place.clone()).collect();
+        use crate::missions::conversation::ItemKind;
+        use across::HitPlace;
+        assert_eq!(
+            at,
+            [
+                HitPlace::Item {
+                    index: 0,
+                    kind: ItemKind::Assistant
+                },
+                HitPlace::Item {
+                    index: 1,
+                    kind: ItemKind::Assistant
+                }
+            ],
+            "the closed one from the index, the open one by LIKE: {found:?}"
+        );
+        // The open one closes: in the index, once.
+        store
+            .with(|c| {
+                c.execute(
+                    "UPDATE conversation_items SET open = 0, text = 'A monsoon reply, done.' WHERE idx = 1",
+                    [],
+                )
+                .map_err(db_err)
+            })
+            .await
+            .unwrap();
+        let again = store.search_missions("monsoon", 10).await.unwrap();
+        assert_eq!(again.hits.len(), 2, "{again:?}");
+        assert!(
+            again.hits.iter().any(|h| h.snippet.contains("done")),
+            "{again:?}"
+        );
+    }
 
     #[test]
     fn a_new_history_opened_by_several_at_once_is_made_once() {
