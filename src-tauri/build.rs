@@ -26,6 +26,7 @@ const COMMANDS: &[&str] = &[
     "start_mission",
     "list_missions",
     "open_mission",
+    "search_missions",
     "watch_mission",
     "mission_events",
     "mission_kinds",

@@ -18,6 +18,7 @@ use casebook_core::missions::client::{CancelAck, Delivered, FollowUp, InputRespo
 use casebook_core::missions::conversation::{ConversationSummary, Source};
 use casebook_core::missions::export::transcript::ExportFormat;
 use casebook_core::missions::follower::MissionUpdate;
+use casebook_core::missions::store::across::MissionHits;
 use casebook_core::missions::store::conversations::{ConversationHits, ConversationPage};
 use casebook_core::missions::store::{EventFilter, EventPage, KindCount, MissionRecord};
 use casebook_core::missions::subagents::SubAgent;
@@ -207,13 +208,24 @@ pub async fn list_missions(core: Core<'_>) -> Result<Vec<MissionRecord>, Error> 
     core.list_missions().await
 }
 
+/// Opens a mission's window, at item `item` when given (a search hit).
 #[tauri::command]
 pub async fn open_mission<R: Runtime>(
     app: AppHandle<R>,
     core: Core<'_>,
     session_id: String,
+    item: Option<u32>,
 ) -> Result<(), Error> {
-    windows::open_mission(&app, &core.mission(&session_id).await?)
+    windows::open_mission_at(&app, &core.mission(&session_id).await?, item)
+}
+
+#[tauri::command]
+pub async fn search_missions(
+    core: Core<'_>,
+    query: String,
+    limit: u32,
+) -> Result<MissionHits, Error> {
+    core.search_missions(&query, limit).await
 }
 
 /// Streams a mission to the calling window: what is stored, then what arrives (the records

@@ -63,6 +63,7 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
             commands::start_mission,
             commands::list_missions,
             commands::open_mission,
+            commands::search_missions,
             commands::watch_mission,
             commands::mission_events,
             commands::mission_kinds,

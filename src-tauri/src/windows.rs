@@ -171,20 +171,38 @@ fn allow_navigation(url: &url::Url) -> bool {
 
 /// Brings the mission's window forward, opening it if it is not open.
 pub fn open_mission<R: Runtime>(app: &AppHandle<R>, record: &MissionRecord) -> Result<(), Error> {
+    open_mission_at(app, record, None)
+}
+
+/// [`open_mission`], showing item `item` (a search hit): the window opens there, or one
+/// already open goes there (its address's `?item=`, which it follows).
+pub fn open_mission_at<R: Runtime>(
+    app: &AppHandle<R>,
+    record: &MissionRecord,
+    item: Option<u32>,
+) -> Result<(), Error> {
     let label = window_label(&record.session_id);
+    // Percent-encoded so the UI's decodeURIComponent gets the id back exactly.
+    let id = casebook_core::missions::client::encode_segment(&record.session_id);
+    let hash = match item {
+        Some(n) => format!("#/mission/{id}?item={n}"),
+        None => format!("#/mission/{id}"),
+    };
     if let Some(w) = app.get_webview_window(&label) {
+        if item.is_some() {
+            // The hash is ours (an encoded id and a number), so it is safe to write.
+            let _ = w.eval(format!("window.location.hash = {hash:?};"));
+        }
         let _ = w.unminimize();
         let _ = w.show();
         let _ = w.set_focus();
         return Ok(());
     }
     let headline = record.headline(60);
-    // Percent-encoded so the UI's decodeURIComponent gets the id back exactly.
-    let hash = casebook_core::missions::client::encode_segment(&record.session_id);
     WebviewWindowBuilder::new(
         app,
         label,
-        WebviewUrl::App(format!("index.html#/mission/{hash}").into()),
+        WebviewUrl::App(format!("index.html{hash}").into()),
     )
     .title(format!("{headline} · Casebook mission"))
     .inner_size(920.0, 780.0)

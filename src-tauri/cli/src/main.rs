@@ -153,6 +153,18 @@ enum MissionAction {
         #[arg(long)]
         json: bool,
     },
+    /// Search every mission in this computer's history: objectives, messages, steps,
+    /// sources' titles and addresses, reports. The best hits first, each with its
+    /// mission's session id and the item it is at (`mission show` numbers them).
+    Search {
+        /// What to find (inside conversations, three characters or more).
+        query: String,
+        /// The most hits.
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        #[arg(long)]
+        json: bool,
+    },
     /// Write a mission's transcript (`md`, `json`) or its report alone (`report`, or
     /// `docx`: a Word document with the sources as References).
     Export {
@@ -431,6 +443,10 @@ async fn mission(core: &Arc<Casebook>, action: MissionAction) -> Result<(), Erro
         }
         MissionAction::List { json } => {
             output::print_missions(&core.list_missions().await?, json);
+            Ok(())
+        }
+        MissionAction::Search { query, limit, json } => {
+            output::print_mission_hits(&core.search_missions(&query, limit).await?, json);
             Ok(())
         }
         MissionAction::Export {

@@ -11,6 +11,7 @@ use casebook_core::missions::client::agent::AgentInfo;
 use casebook_core::missions::conversation::{Conversation, ItemKind};
 use casebook_core::missions::spend::dollars;
 use casebook_core::missions::spend::{BudgetLevel, BudgetUse};
+use casebook_core::missions::store::across::{HitPlace, MissionHits};
 use casebook_core::missions::store::rfc3339;
 use casebook_core::missions::store::{MissionRecord, MissionStatus, StoredEvent};
 use casebook_core::missions::subagents::SubAgent;
@@ -223,6 +224,34 @@ pub fn print_missions(missions: &[MissionRecord], json: bool) {
             m.status.as_str(),
             rfc3339(m.created_at),
             m.headline(200)
+        );
+    }
+}
+
+/// `casebook mission search`: a line a hit, the best first: the mission's session id, its
+/// status, where (the objective, or item N), and the text around the match; then the
+/// objective it belongs to.
+pub fn print_mission_hits(found: &MissionHits, json: bool) {
+    if json {
+        println!("{}", json_line(found));
+        return;
+    }
+    if found.hits.is_empty() {
+        tell!("Nothing found for {:?}.", found.query);
+        return;
+    }
+    for h in &found.hits {
+        let place = match &h.place {
+            HitPlace::Objective => "objective".to_owned(),
+            HitPlace::Item { index, .. } => format!("item {index}"),
+        };
+        say!(
+            "{}  {:<12} {:<10} {}\n    in: {}",
+            h.session_id,
+            h.status.as_str(),
+            place,
+            h.snippet,
+            h.headline
         );
     }
 }

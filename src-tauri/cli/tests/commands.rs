@@ -461,3 +461,70 @@ async fn the_cli_reads_other_legal_servers_tolerantly() {
     );
     service.stop().await;
 }
+
+/// `mission search` finds missions across the shared history by their objectives and by
+/// what their conversations say, each hit naming its mission's session id and its place.
+#[test]
+fn missions_are_searched_across_the_history_by_objective_and_conversation() {
+    let data = tempfile::tempdir().unwrap();
+    let env = [("CASEBOOK_DATA_DIR", data.path().to_str().unwrap())];
+    let mut ids = Vec::new();
+    for objective in ["Do cool roofs lower indoor heat?", "Do green walls help?"] {
+        let started = ok(&casebook(
+            &[
+                "--sandbox",
+                "mission",
+                "start",
+                "--objective",
+                objective,
+                "--follow",
+                "--json",
+            ],
+            &env,
+            None,
+        ));
+        let first: serde_json::Value =
+            serde_json::from_str(started.lines().next().unwrap()).unwrap();
+        ids.push(first["sessionId"].as_str().unwrap().to_owned());
+    }
+    let by_objective = ok(&casebook(&["mission", "search", "cool roofs"], &env, None));
+    let first = by_objective.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with(&ids[0]) && first.contains("objective"),
+        "the objective first: {by_objective}"
+    );
+    // Words of the second mission's reply, as `mission show` reads them.
+    let shown: serde_json::Value = serde_json::from_str(&ok(&casebook(
+        &["mission", "show", &ids[1], "--json"],
+        &env,
+        None,
+    )))
+    .unwrap();
+    let reply = (shown["messages"].as_array().unwrap().iter())
+        .filter(|m| m["role"] == "assistant")
+        .filter_map(|m| m["text"].as_str())
+        .max_by_key(|t| t.len())
+        .unwrap_or_else(|| panic!("a reply: {shown}"))
+        .to_owned();
+    // Three plain words in a row, as the reply has them, from its middle on.
+    let words: Vec<&str> = reply.split_whitespace().collect();
+    let phrase = (words[words.len() / 2..].windows(3))
+        .find(|w| w.iter().all(|x| x.chars().all(char::is_alphanumeric)))
+        .unwrap_or_else(|| panic!("three plain words in a row: {reply}"))
+        .join(" ");
+    let found: serde_json::Value = serde_json::from_str(&ok(&casebook(
+        &["mission", "search", &phrase, "--json"],
+        &env,
+        None,
+    )))
+    .unwrap();
+    let hits = found["hits"].as_array().unwrap();
+    assert!(
+        hits.iter()
+            .any(|h| h["sessionId"] == ids[1].as_str() && h["place"]["type"] == "item"),
+        "{phrase:?}: {found}"
+    );
+    let none = casebook(&["mission", "search", "zzzqqq nothing"], &env, None);
+    assert!(none.status.success());
+    assert!(String::from_utf8_lossy(&none.stderr).contains("Nothing found"));
+}
