@@ -9,6 +9,7 @@ mod crash;
 mod eve_today;
 mod handover;
 mod interactions;
+mod mission_search;
 mod missions;
 mod real_eve;
 mod reconnects;

@@ -24,6 +24,7 @@ import type {
   Health,
   KeyStatus,
   KindCount,
+  MissionHits,
   MissionRecord,
   MissionSpec,
   MissionUpdate,
@@ -84,7 +85,9 @@ export const api = {
   missionPreview: (spec: MissionSpec) => invoke<string>("mission_preview", { spec }),
   startMission: (spec: MissionSpec) => invoke<MissionRecord>("start_mission", { spec }),
   listMissions: () => invoke<MissionRecord[]>("list_missions"),
-  openMission: (sessionId: string) => invoke<void>("open_mission", { sessionId }),
+  /** Opens a mission's window, at item `item` when given (a search hit). */
+  openMission: (sessionId: string, item: number | null = null) => invoke<void>("open_mission", { sessionId, item }),
+  searchMissions: (query: string, limit: number) => invoke<MissionHits>("search_missions", { query, limit }),
   /** `records`: the new records too (the raw records view), not only what they change. */
   watchMission: (sessionId: string, onEvent: Channel<MissionUpdate>, records: boolean) =>
     invoke<void>("watch_mission", { sessionId, onEvent, records }),

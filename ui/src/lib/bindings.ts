@@ -493,6 +493,24 @@ export type ConversationHit = { index: number, kind: ItemKind,
  */
 snippet: string, };
 
+export type MissionHits = { 
+/**
+ * What was searched for, as asked (answers drawn as they come say which query).
+ */
+query: string, hits: Array<MissionHit>, };
+
+export type MissionHit = { sessionId: string, 
+/**
+ * The mission's objective, on one line.
+ */
+headline: string, status: MissionStatus, place: HitPlace, 
+/**
+ * The text around its first match, on one line, `…` where it was cut.
+ */
+snippet: string, };
+
+export type HitPlace = { "type": "objective" } | { "type": "item", index: number, kind: ItemKind, };
+
 export type SubAgent = { callId: string, sessionId: string, 
 /**
  * The agent's name (`researcher`).

@@ -1,10 +1,13 @@
 import { describe, expect, it } from "vitest";
-import type { EventKind, StoredEvent } from "./bindings";
+import type { EventKind, MissionRecord, MissionStatus, StoredEvent } from "./bindings";
 import {
+  byActivity,
   estimateHeight,
+  filterMissions,
   formatCents,
   formatDollars,
   formatElapsed,
+  missionItem,
   missionRoute,
   parseUsd,
   sentAtOf,
@@ -57,6 +60,24 @@ describe("formatting", () => {
     expect(missionRoute("")).toBeNull();
     expect(missionRoute("#/mission/")).toBeNull();
     expect(missionRoute("#/mission/%E0%A4%A")).toBeNull();
+    expect(missionRoute("#/mission/ses_0a1b?item=12")).toBe("ses_0a1b");
+    expect(missionItem("#/mission/ses_0a1b?item=12")).toBe(12);
+    expect(missionItem("#/mission/ses_0a1b")).toBeNull();
+  });
+  it("list the running and waiting missions first, then by last activity", () => {
+    const m = (sessionId: string, status: MissionStatus, updatedAt: number) =>
+      ({ sessionId, status, updatedAt }) as MissionRecord;
+    const list = [
+      m("old-done", "complete", 10),
+      m("new-done", "complete", 50),
+      m("asking", "needs_input", 5),
+      m("running", "running", 20),
+      m("failed", "failed", 40),
+    ];
+    expect(byActivity(list).map((x) => x.sessionId)).toEqual(["running", "asking", "new-done", "failed", "old-done"]);
+    expect(filterMissions(list, "active").map((x) => x.sessionId)).toEqual(["asking", "running"]);
+    expect(filterMissions(list, "complete").map((x) => x.sessionId)).toEqual(["old-done", "new-done"]);
+    expect(filterMissions(list, "all")).toHaveLength(5);
   });
 });
 

@@ -1,7 +1,7 @@
 // Missions in the UI: the composer's checks, the route of a mission window, and the
 // timeline's layout and filter. How an event reads (its card and label) comes from
 // Rust with the event. Pure functions, tested in mission.test.ts.
-import type { Card, MissionStatus, StoredEvent } from "./bindings";
+import type { Card, MissionRecord, MissionStatus, StoredEvent } from "./bindings";
 
 /** Cents from what a person types as US dollars: `25`, `25.5`, `$25.50`. Rust checks again. */
 export function parseUsd(raw: string): { cents: number } | { problem: string } {
@@ -31,15 +31,37 @@ export function formatDollars(value: number): string {
   return formatCents(Math.round(value * 100));
 }
 
-/** The session id of a mission window (`#/mission/<id>`), or null in the main window. */
+/** The session id of a mission window (`#/mission/<id>`, maybe `?item=<n>`), or null in the main window. */
 export function missionRoute(hash: string): string | null {
-  const m = /^#\/mission\/([^/?#]+)$/.exec(hash);
+  const m = /^#\/mission\/([^/?#]+)(\?item=\d+)?$/.exec(hash);
   if (!m) return null;
   try {
     return decodeURIComponent(m[1]!);
   } catch {
     return null;
   }
+}
+
+/** The item a mission window opens at (`#/mission/<id>?item=<n>`: a search hit), or null. */
+export function missionItem(hash: string): number | null {
+  const m = /\?item=(\d+)$/.exec(hash);
+  return m ? Number(m[1]) : null;
+}
+
+/** Missions that run or wait on the person: at the top of the list. */
+export const ACTIVE: MissionStatus[] = ["running", "reconnecting", "needs_input", "waiting"];
+
+/** The Missions list's order: the active ones first, then by last activity, newest first. */
+export function byActivity(missions: MissionRecord[]): MissionRecord[] {
+  const active = (m: MissionRecord) => (ACTIVE.includes(m.status) ? 0 : 1);
+  return [...missions].sort((a, b) => active(a) - active(b) || b.updatedAt - a.updatedAt);
+}
+
+/** The missions a filter keeps: every one, the active ones, or those of one status. */
+export function filterMissions(missions: MissionRecord[], filter: MissionStatus | "all" | "active"): MissionRecord[] {
+  if (filter === "all") return missions;
+  if (filter === "active") return missions.filter((m) => ACTIVE.includes(m.status));
+  return missions.filter((m) => m.status === filter);
 }
 
 /** `75_000` → `1 min 15 s`. */

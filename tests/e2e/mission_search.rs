@@ -1,0 +1,98 @@
+//! The Missions view's one search across every mission, in the real window: an objective
+//! found first, words of a reply found in the conversation, the hit bringing the mission's
+//! window to the item that says them; the list filtered by status.
+
+use crate::missions::{start_in_window, status, switch_to_mission_window, until_for};
+use casebook_e2e::{App, AppOptions, exclusive};
+
+/// Each hit's place and item, as drawn now (a list redrawn meanwhile reads as empty).
+async fn hits(app: &App) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for h in app.all_css("[data-testid=mission-hit]").await {
+        let place = h.attr("data-place").await.ok().flatten();
+        let index = h.attr("data-index").await.ok().flatten();
+        match (place, index) {
+            (Some(p), Some(i)) => out.push((p, i)),
+            _ => return Vec::new(),
+        }
+    }
+    out
+}
+
+async fn search_for(app: &App, query: &str) {
+    let input = app.testid("missions-search").await;
+    input.clear().await.unwrap();
+    input.send_keys(query).await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_mission_is_searched_from_the_missions_view_and_a_hit_opens_its_place() {
+    let _one = exclusive().await;
+    let app = App::launch(AppOptions::default()).await;
+    let main = app.client.window().await.unwrap();
+    start_in_window(&app, "Do cool roofs lower indoor heat?").await;
+    until_for(120, "the mission's turn to end", || async {
+        status(&app).await == "waiting"
+    })
+    .await;
+    // Three plain words in a row of its longest reply.
+    let mut longest = String::new();
+    for r in app
+        .all_css("[data-testid=conversation-item][data-kind=assistant][data-narration=false]")
+        .await
+    {
+        let text = r.text().await.unwrap_or_default();
+        if text.len() > longest.len() {
+            longest = text;
+        }
+    }
+    let words: Vec<&str> = longest.split_whitespace().collect();
+    let phrase = (words[words.len() / 2..].windows(3))
+        .find(|w| w.iter().all(|x| x.chars().all(char::is_alphanumeric)))
+        .unwrap_or_else(|| panic!("three plain words in a row: {longest}"))
+        .join(" ");
+    // The mission's window stays open: a hit brings it to its place.
+    app.client.switch_to_window(main.clone()).await.unwrap();
+
+    search_for(&app, "cool roofs").await;
+    until_for(20, "the objective found", || async {
+        hits(&app).await.first().is_some_and(|h| h.0 == "objective")
+    })
+    .await;
+    search_for(&app, &phrase).await;
+    until_for(20, "the reply's words found", || async {
+        hits(&app).await.iter().any(|h| h.0 == "item")
+    })
+    .await;
+    let (_, index) = (hits(&app).await.into_iter())
+        .find(|h| h.0 == "item")
+        .unwrap();
+    let hit = app
+        .wait_css(&format!(
+            "[data-testid=mission-hit][data-index=\"{index}\"]"
+        ))
+        .await;
+    app.press(&hit, "the hit").await;
+    switch_to_mission_window(&app, &main).await;
+    let item = app
+        .wait_css(&format!(
+            "[data-testid=conversation-item][data-index=\"{index}\"]"
+        ))
+        .await;
+    let said = item.text().await.unwrap_or_default();
+    assert!(said.contains(&phrase), "{phrase:?} in {said:?}");
+    app.client.close_window().await.unwrap();
+    app.client.switch_to_window(main.clone()).await.unwrap();
+
+    // The list, filtered: the waiting mission is among the running or waiting ones.
+    // Escape empties the search, as a reader would.
+    let input = app.testid("missions-search").await;
+    input.send_keys("\u{e00c}").await.unwrap();
+    let filter = app.testid("missions-filter").await;
+    filter.select_by_value("active").await.unwrap();
+    until_for(10, "one active mission", || async {
+        app.all_css("[data-testid=mission-row]").await.len() == 1
+    })
+    .await;
+    app.close().await;
+}
