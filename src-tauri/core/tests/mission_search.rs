@@ -29,6 +29,11 @@ fn turn(title: &str, report: &str, source: (&str, &str)) -> Vec<MissionEvent> {
     ]
 }
 
+/// The records of a turn arrive for mission `id`.
+async fn said(store: &MissionStore, id: &str, records: Vec<MissionEvent>) {
+    store.append(id, records).await.unwrap();
+}
+
 async fn mission(store: &MissionStore, id: &str, objective: &str) {
     let session = Session {
         session_id: id.into(),
@@ -46,28 +51,26 @@ async fn every_mission_is_searched_at_once_objectives_first_each_hit_at_its_plac
     let store = MissionStore::in_memory().unwrap();
     mission(&store, "ses_shade", "Does shade reduce heat stroke?").await;
     mission(&store, "ses_trees", "Do urban trees cool streets?").await;
-    store
-        .append(
-            "ses_trees",
-            turn(
-                "Trees",
-                "Canopy lowered street temperatures; the 2003 heat-wave study agrees.",
-                ("https://example.org/canopy", "Canopy and street heat"),
-            ),
-        )
-        .await
-        .unwrap();
-    store
-        .append(
-            "ses_shade",
-            turn(
-                "Shade",
-                "Shelters helped.",
-                ("https://example.org/shelters", "Bus shelters"),
-            ),
-        )
-        .await
-        .unwrap();
+    said(
+        &store,
+        "ses_trees",
+        turn(
+            "Trees",
+            "Canopy lowered street temperatures; the 2003 heat-wave study agrees.",
+            ("https://example.org/canopy", "Canopy and street heat"),
+        ),
+    )
+    .await;
+    said(
+        &store,
+        "ses_shade",
+        turn(
+            "Shade",
+            "Shelters helped.",
+            ("https://example.org/shelters", "Bus shelters"),
+        ),
+    )
+    .await;
 
     let found = store.search_missions("heat", 50).await.unwrap();
     assert_eq!(found.query, "heat");
@@ -146,32 +149,30 @@ async fn records_that_arrive_after_a_search_are_found_by_the_next() {
             .hits
             .is_empty()
     );
-    store
-        .append(
-            "ses_storm",
-            turn(
-                "Storms",
-                "A tornado cut 40 lines in one night.",
-                ("https://example.org/grid", "Grid outages"),
-            ),
-        )
-        .await
-        .unwrap();
+    said(
+        &store,
+        "ses_storm",
+        turn(
+            "Storms",
+            "A tornado cut 40 lines in one night.",
+            ("https://example.org/grid", "Grid outages"),
+        ),
+    )
+    .await;
     let found = store.search_missions("tornado", 50).await.unwrap();
     assert_eq!(found.hits.len(), 1, "{found:?}");
     assert_eq!(found.hits[0].session_id, "ses_storm");
     // The mission's next turn, with a report that says it again: both found.
-    store
-        .append(
-            "ses_storm",
-            turn(
-                "Storms again",
-                "Another tornado, another night.",
-                ("https://example.org/grid2", "Grid outages again"),
-            ),
-        )
-        .await
-        .unwrap();
+    said(
+        &store,
+        "ses_storm",
+        turn(
+            "Storms again",
+            "Another tornado, another night.",
+            ("https://example.org/grid2", "Grid outages again"),
+        ),
+    )
+    .await;
     let found = store.search_missions("tornado", 50).await.unwrap();
     assert_eq!(found.hits.len(), 2, "{found:?}");
 }
