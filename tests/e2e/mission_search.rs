@@ -1,6 +1,7 @@
 //! The Missions view's one search across every mission, in the real window: an objective
 //! found first, words of a reply found in the conversation, the hit bringing the mission's
-//! window to the item that says them; the list filtered by status.
+//! window to the item that says them; the list filtered by status; a mission's first
+//! message read as its objective and budget.
 
 use crate::missions::{start_in_window, status, switch_to_mission_window, until_for};
 use casebook_e2e::{App, AppOptions, exclusive};
@@ -31,6 +32,15 @@ async fn every_mission_is_searched_from_the_missions_view_and_a_hit_opens_its_pl
     let app = App::launch(AppOptions::default()).await;
     let main = app.client.window().await.unwrap();
     start_in_window(&app, "Do cool roofs lower indoor heat?").await;
+    // Its first message reads as the objective and budget it was made from (looked at
+    // while the mission starts: a long one later holds only its newest items drawn).
+    let brief = app.testid("mission-brief").await.text().await.unwrap();
+    assert!(
+        brief.contains("Do cool roofs lower indoor heat?")
+            && brief.contains("Budget $25.00")
+            && !brief.contains("MISSION TYPE"),
+        "{brief}"
+    );
     until_for(120, "the mission's turn to end", || async {
         status(&app).await == "waiting"
     })

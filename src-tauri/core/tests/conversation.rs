@@ -389,3 +389,24 @@ async fn the_kept_conversation_survives_a_restart_pages_and_searches() {
     let none = store.search_conversation(id, "100%_", 10).await.unwrap();
     assert_eq!(none.total, 0, "% and _ are searched as themselves");
 }
+
+/// A mission's first message reads as the spec it was made from: what a window shows is
+/// its objective and budget, not the four labelled lines the service was sent.
+#[test]
+fn a_missions_first_message_reads_as_its_objective_and_budget() {
+    let c = whole("gen-a.ndjson");
+    let users: Vec<_> = c
+        .items
+        .iter()
+        .filter(|i| i.kind.as_str() == "user")
+        .collect();
+    let first = users[0];
+    assert!(first.text.starts_with("MISSION TYPE:"), "{}", first.text);
+    let spec = (first.mission.as_ref()).unwrap_or_else(|| panic!("{first:?}"));
+    assert!(!spec.objective.is_empty() && !spec.objective.contains("MISSION"));
+    assert_eq!(spec.mission_type, "research", "{spec:?}");
+    assert!(
+        users[1..].iter().all(|u| u.mission.is_none()),
+        "only a spec's message reads as one"
+    );
+}

@@ -384,6 +384,11 @@ htmlBlocks?: Array<number>, step?: Step, request?: PendingRequest, signIn?: Sign
  */
 files?: Array<FileRef>, 
 /**
+ * A mission's first message, read as what it was made from: the window shows its
+ * objective with its budget, not the four labelled lines the service was sent.
+ */
+mission?: MissionSpec, 
+/**
  * The records it was made from (by `seq`; 0 when built from bare events).
  */
 firstSeq: number, lastSeq: number, };

@@ -60,6 +60,36 @@ impl MissionSpec {
         Ok(())
     }
 
+    /// The spec a [`Self::message`] was made from, read back (a mission's first message,
+    /// shown as its objective and budget); `None` for any other text.
+    pub fn read(message: &str) -> Option<MissionSpec> {
+        let mut spec = MissionSpec::new("", 0);
+        spec.mission_type.clear();
+        spec.budget_type.clear();
+        let mut lines = message.lines();
+        // The labelled lines, in any order and any of them left out (older builds sent
+        // fewer), up to the objective's; anything else is not a spec's message.
+        let first = loop {
+            let line = lines.next()?.trim_end();
+            if let Some(v) = line.strip_prefix("MISSION TYPE:") {
+                spec.mission_type = v.trim().to_owned();
+            } else if let Some(v) = line.strip_prefix("MISSION BUDGET TYPE:") {
+                spec.budget_type = v.trim().to_owned();
+            } else if let Some(v) = line.strip_prefix("MISSION BUDGET (hard maximum):") {
+                let v = v.trim();
+                let v = v.strip_suffix("USD").unwrap_or(v);
+                spec.budget_cents = crate::missions::spend::parse_usd(v).ok()?;
+            } else if let Some(v) = line.strip_prefix("MISSION OBJECTIVE:") {
+                break v.trim().to_owned();
+            } else {
+                return None;
+            }
+        };
+        let rest: Vec<&str> = lines.collect();
+        spec.objective = format!("{first}\n{}", rest.join("\n")).trim().to_owned();
+        (!spec.objective.is_empty()).then_some(spec)
+    }
+
     /// The exact message the service receives: four labelled lines, a blank line,
     /// then the objective.
     pub fn message(&self) -> Result<String> {
@@ -609,6 +639,18 @@ mod tests {
         assert_eq!(
             spec.message().unwrap(),
             "MISSION TYPE: research\nMISSION BUDGET TYPE: fixed\nMISSION BUDGET (hard maximum): $25.50 USD\nMISSION OBJECTIVE:\n\nDoes X cause Y?\nLook at trials."
+        );
+        let back = MissionSpec::read(&spec.message().unwrap()).unwrap();
+        assert_eq!(back.objective, "Does X cause Y?\nLook at trials.");
+        assert_eq!(
+            (back.budget_cents, back.mission_type.as_str()),
+            (2550, "research")
+        );
+        assert_eq!(back.budget_type, "fixed");
+        assert_eq!(MissionSpec::read("And in Europe?"), None);
+        assert_eq!(
+            MissionSpec::read("MISSION TYPE: x\nMISSION BUDGET TYPE: y"),
+            None
         );
     }
 

@@ -128,19 +128,22 @@ fn same_but_text(a: &Item, b: &Item) -> bool {
         request,
         sign_in,
         files,
+        mission,
         first_seq,
         last_seq: _,
     } = a;
-    let unchanged = (index, kind, step, request, sign_in, files, first_seq)
-        == (
-            &b.index,
-            &b.kind,
-            &b.step,
-            &b.request,
-            &b.sign_in,
-            &b.files,
-            &b.first_seq,
-        );
+    let unchanged = (
+        index, kind, step, request, sign_in, files, mission, first_seq,
+    ) == (
+        &b.index,
+        &b.kind,
+        &b.step,
+        &b.request,
+        &b.sign_in,
+        &b.files,
+        &b.mission,
+        &b.first_seq,
+    );
     let still_open =
         *open && (narration, html, html_blocks) == (&b.narration, &b.html, &b.html_blocks);
     unchanged && (still_open || !*open)

@@ -23,6 +23,7 @@ mod words;
 
 pub use grown::{Grown, TextAppended, TextClosed};
 
+use crate::missions::client::MissionSpec;
 pub use crate::missions::protocol::facts::{FileRef, RequestOption};
 use crate::missions::protocol::{self, MissionEvent};
 use crate::missions::spend::BudgetUse;
@@ -280,6 +281,11 @@ pub struct Item {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     #[ts(as = "Option<Vec<FileRef>>", optional)]
     pub files: Vec<FileRef>,
+    /// A mission's first message, read as what it was made from: the window shows its
+    /// objective with its budget, not the four labelled lines the service was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub mission: Option<MissionSpec>,
     /// The records it was made from (by `seq`; 0 when built from bare events).
     #[ts(type = "number")]
     pub first_seq: u64,
@@ -302,6 +308,7 @@ impl Item {
             request: None,
             sign_in: None,
             files: Vec::new(),
+            mission: None,
             first_seq: seq,
             last_seq: seq,
         }

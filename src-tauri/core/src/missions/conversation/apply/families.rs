@@ -2,6 +2,7 @@
 //! written, the agent's work, what it asked; and the seeds' own dialect.
 
 use super::*;
+use crate::missions::client::MissionSpec;
 
 impl Conversation {
     /// A turn's start, hold and end, the session's end, and what the mission spent.
@@ -85,7 +86,9 @@ impl Conversation {
         match fact {
             Fact::UserMessage { text, files } => {
                 let at = self.push(ItemKind::User, text.clone(), seq);
-                self.items[at as usize].files = files.clone();
+                let item = &mut self.items[at as usize];
+                item.files = files.clone();
+                item.mission = MissionSpec::read(text);
             }
             // A file the agent made goes with the reply it belongs to: the turn's last
             // assistant message, or one of its own when the turn has none yet.
