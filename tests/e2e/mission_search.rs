@@ -6,8 +6,16 @@
 use crate::missions::{start_in_window, status, switch_to_mission_window, until_for};
 use casebook_e2e::{App, AppOptions, exclusive};
 
-/// Each hit's place and item, as drawn now (a list redrawn meanwhile reads as empty).
-async fn hits(app: &App) -> Vec<(String, String)> {
+/// Each hit's place and item, as drawn now for `query` (an answer to a query typed
+/// on the way, or a list redrawn meanwhile, reads as empty).
+async fn hits(app: &App, query: &str) -> Vec<(String, String)> {
+    let answered = match app.all_css("[data-testid=mission-hits]").await.first() {
+        Some(list) => list.attr("data-query").await.ok().flatten(),
+        None => None,
+    };
+    if answered.as_deref() != Some(query) {
+        return Vec::new();
+    }
     let mut out = Vec::new();
     for h in app.all_css("[data-testid=mission-hit]").await {
         let place = h.attr("data-place").await.ok().flatten();
@@ -29,7 +37,16 @@ async fn search_for(app: &App, query: &str) {
 #[tokio::test(flavor = "multi_thread")]
 async fn every_mission_is_searched_from_the_missions_view_and_a_hit_opens_its_place() {
     let _one = exclusive().await;
-    let app = App::launch(AppOptions::default()).await;
+    // A short turn at a steady pace: the sandbox's realistic pace plays a turn for
+    // a minute or two, more than a loaded CI machine leaves inside the bound below.
+    let app = App::launch(AppOptions {
+        env: vec![
+            ("CASEBOOK_SANDBOX_MISSION_PACE_MS".into(), "20".into()),
+            ("CASEBOOK_SANDBOX_MISSION_EVENTS".into(), "60".into()),
+        ],
+        ..Default::default()
+    })
+    .await;
     let main = app.client.window().await.unwrap();
     start_in_window(&app, "Do cool roofs lower indoor heat?").await;
     // Its first message reads as the objective and budget it was made from (looked at
@@ -66,15 +83,18 @@ async fn every_mission_is_searched_from_the_missions_view_and_a_hit_opens_its_pl
 
     search_for(&app, "cool roofs").await;
     until_for(20, "the objective found", || async {
-        hits(&app).await.first().is_some_and(|h| h.0 == "objective")
+        hits(&app, "cool roofs")
+            .await
+            .first()
+            .is_some_and(|h| h.0 == "objective")
     })
     .await;
     search_for(&app, &phrase).await;
     until_for(20, "the reply's words found", || async {
-        hits(&app).await.iter().any(|h| h.0 == "item")
+        hits(&app, &phrase).await.iter().any(|h| h.0 == "item")
     })
     .await;
-    let (_, index) = (hits(&app).await.into_iter())
+    let (_, index) = (hits(&app, &phrase).await.into_iter())
         .find(|h| h.0 == "item")
         .unwrap();
     let hit = app
