@@ -6,7 +6,7 @@
 use crate::missions::{sandbox_faults, start_in_window, switch_to_mission_window, until_for};
 use casebook_core::keys::ApiKey;
 use casebook_core::missions::client::InvestigationClient;
-use casebook_core::missions::follower::{Follower, Quiet};
+use casebook_core::missions::follower::{Feed, Follower, Quiet};
 use casebook_core::missions::store::{MissionStatus, MissionStore};
 use casebook_core::net::connection::Connection;
 use casebook_e2e::{App, AppOptions, exclusive};
@@ -127,7 +127,13 @@ async fn an_expired_mission_opened_from_history_shows_what_was_stored_under_a_ba
     let client =
         InvestigationClient::new(Connection::new(&base).unwrap(), ApiKey::parse(KEY).unwrap());
     follower
-        .subscribe_asking(&record, Ok(client), "test", Box::new(|_| true), false)
+        .subscribe_asking(
+            &record,
+            Ok(client),
+            "test",
+            Box::new(|_| true),
+            Feed::RECORDS,
+        )
         .await
         .unwrap();
     follower.finished(&sid).await;

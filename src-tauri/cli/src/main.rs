@@ -18,7 +18,7 @@ use casebook_core::keys::{KeySource, KeyStore, Service};
 use casebook_core::missions::client::attachment::Attachment;
 use casebook_core::missions::client::{FollowUp, InputResponse, MissionSpec};
 use casebook_core::missions::export::transcript::ExportFormat;
-use casebook_core::missions::follower::{MissionUpdate, Quiet};
+use casebook_core::missions::follower::{Feed, MissionUpdate, Quiet};
 use casebook_core::missions::spend::parse_usd;
 use casebook_core::missions::store::MissionStatus;
 use casebook_core::{Error, ErrorCode, save};
@@ -588,7 +588,8 @@ async fn watch(core: &Arc<Casebook>, session_id: &str, json: bool) -> Result<(),
             "(No service to ask for anything newer: this is what is stored. Pass --base-url URL or --sandbox to ask.)"
         );
     }
-    core.watch_asking(session_id, "cli", sink, true).await?;
+    core.watch_asking(session_id, "cli", sink, Feed::EVERYTHING)
+        .await?;
     core.watch_finished(session_id).await;
     let record = core.mission(session_id).await?;
     if tty {

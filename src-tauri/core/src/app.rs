@@ -18,7 +18,7 @@ use crate::missions::client::{
 };
 use crate::missions::conversation::{Conversation, ConversationSummary, Source};
 use crate::missions::export::transcript::{self, ExportFormat};
-use crate::missions::follower::{Follower, MissionUpdate, Observer, Sink};
+use crate::missions::follower::{Feed, Follower, Observer, Sink};
 use crate::missions::store::across::MissionHits;
 use crate::missions::store::conversations::{ConversationHits, ConversationPage};
 use crate::missions::store::{
@@ -611,21 +611,29 @@ impl Casebook {
         sink: Sink,
         records: bool,
     ) -> Result<()> {
-        let sink: Sink = if records {
-            sink
+        let feed = if records {
+            Feed::RECORDS
         } else {
-            Box::new(move |u| matches!(u, MissionUpdate::Events { .. }) || sink(u))
+            Feed::CONVERSATION
         };
-        self.watch_asking(session_id, label, sink, false).await
+        self.watch_asking(session_id, label, sink, feed).await
     }
 
-    /// Sends the mission's history to `sink`, then every new event while it is followed.
+    /// Whether the reader looks at the window `label` (focused and shown): one they do
+    /// not is sent what its missions' records change once a second, and at once what it
+    /// was held when looked at again.
+    pub async fn window_looked_at(&self, label: &str, looked_at: bool) {
+        self.follower.set_looked_at(label, looked_at).await
+    }
+
+    /// Sends the mission's history to `sink`, then what is new while it is followed, as
+    /// `feed` says.
     pub async fn watch(
         self: &Arc<Self>,
         session_id: &str,
         label: &str,
         sink: Sink,
-        replay: bool,
+        feed: Feed,
     ) -> Result<()> {
         let record = self.store.require(session_id).await?;
         let client =
@@ -635,7 +643,7 @@ impl Casebook {
                 None
             };
         self.follower
-            .subscribe(&record, client, label, sink, replay)
+            .subscribe(&record, client, label, sink, feed)
             .await
     }
 
@@ -646,7 +654,7 @@ impl Casebook {
         session_id: &str,
         label: &str,
         sink: Sink,
-        replay: bool,
+        feed: Feed,
     ) -> Result<()> {
         let record = self.store.require(session_id).await?;
         // An expired history is final: said from what is stored, the service not asked.
@@ -658,11 +666,11 @@ impl Casebook {
             MissionStatus::Expired | MissionStatus::Complete | MissionStatus::Failed
         );
         if self.follower.is_running(session_id) || !settled || over || !self.has_service().await {
-            return self.watch(session_id, label, sink, replay).await;
+            return self.watch(session_id, label, sink, feed).await;
         }
         let client = self.client_for(&record).await;
         (self.follower)
-            .subscribe_asking(&record, client, label, sink, replay)
+            .subscribe_asking(&record, client, label, sink, feed)
             .await
     }
 

@@ -4,7 +4,7 @@
 
 mod common;
 
-use casebook_core::missions::follower::{Follower, MissionUpdate, Quiet};
+use casebook_core::missions::follower::{Feed, Follower, MissionUpdate, Quiet};
 use casebook_core::missions::spend::{BudgetLevel, BudgetUse};
 use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
 use std::sync::{Arc, Mutex};
@@ -44,7 +44,7 @@ async fn the_newest_spend_reaches_a_subscriber_even_on_a_record_that_changes_no_
         });
         follower.resume_created(&record, Ok(client));
         follower
-            .subscribe(&record, None, "test", sink, false)
+            .subscribe(&record, None, "test", sink, Feed::RECORDS)
             .await
             .unwrap();
         follower.finished(&session.session_id).await;

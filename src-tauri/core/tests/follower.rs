@@ -7,7 +7,7 @@ use casebook_core::ErrorCode;
 use casebook_core::app::Casebook;
 use casebook_core::backend::SandboxOptions;
 use casebook_core::missions::client::{FollowUp, MissionSpec};
-use casebook_core::missions::follower::{MissionUpdate, Observer, Sink};
+use casebook_core::missions::follower::{Feed, MissionUpdate, Observer, Sink};
 use casebook_core::missions::protocol::MissionEvent;
 use casebook_core::missions::store::{EventFilter, MissionRecord, MissionStatus, MissionStore};
 use casebook_sandbox::MissionProtocol;
@@ -102,7 +102,9 @@ async fn one_watcher_feeds_every_subscriber_each_event_once() {
     );
 
     let (first, seen1) = recorder();
-    core.watch(&id, "window-a", first, true).await.unwrap();
+    core.watch(&id, "window-a", first, Feed::EVERYTHING)
+        .await
+        .unwrap();
     until("a few events", || {
         event_ids(&seen1.lock().unwrap()).len() >= 10
     })
@@ -110,9 +112,13 @@ async fn one_watcher_feeds_every_subscriber_each_event_once() {
 
     // A second subscriber joins mid-way, and the first reloads (its sink is replaced).
     let (second, seen2) = recorder();
-    core.watch(&id, "window-b", second, true).await.unwrap();
+    core.watch(&id, "window-b", second, Feed::EVERYTHING)
+        .await
+        .unwrap();
     let (reloaded, seen1b) = recorder();
-    core.watch(&id, "window-a", reloaded, true).await.unwrap();
+    core.watch(&id, "window-a", reloaded, Feed::EVERYTHING)
+        .await
+        .unwrap();
     core.watch_finished(&id).await;
 
     let all = core.store.events(&id, 0, u32::MAX).await.unwrap();
@@ -167,7 +173,9 @@ async fn one_watcher_feeds_every_subscriber_each_event_once() {
 
     // A finished mission replays from the store without following it again.
     let (late, seen3) = recorder();
-    core.watch(&id, "window-c", late, true).await.unwrap();
+    core.watch(&id, "window-c", late, Feed::EVERYTHING)
+        .await
+        .unwrap();
     assert!(!core.is_following(&id));
     assert_eq!(event_ids(&seen3.lock().unwrap()), stored);
     // Every event carries how it reads, decided in core.
@@ -192,7 +200,9 @@ async fn a_cut_stream_reconnects_without_repeating_an_event() {
     let record = core.start_mission(&spec()).await.unwrap();
     let id = record.session_id.clone();
     let (sink, seen) = recorder();
-    core.watch(&id, "window-a", sink, true).await.unwrap();
+    core.watch(&id, "window-a", sink, Feed::EVERYTHING)
+        .await
+        .unwrap();
     core.watch_finished(&id).await;
     let seen = seen.lock().unwrap().clone();
     let ids = event_ids(&seen);
@@ -228,7 +238,9 @@ async fn opaque_ids_and_another_completion_then_204_end_complete() {
     let record = core.start_mission(&spec()).await.unwrap();
     let id = record.session_id.clone();
     let (sink, log) = recorder();
-    core.watch(&id, "window-a", sink, true).await.unwrap();
+    core.watch(&id, "window-a", sink, Feed::EVERYTHING)
+        .await
+        .unwrap();
     core.watch_finished(&id).await;
     let log = log.lock().unwrap().clone();
     let ids = event_ids(&log);
@@ -265,7 +277,9 @@ async fn cancel_ends_in_cancelled_and_unknown_missions_are_not_found() {
     let record = core.start_mission(&spec()).await.unwrap();
     let id = record.session_id.clone();
     let (sink, seen) = recorder();
-    core.watch(&id, "window-a", sink, true).await.unwrap();
+    core.watch(&id, "window-a", sink, Feed::EVERYTHING)
+        .await
+        .unwrap();
     until("a few events", || {
         event_ids(&seen.lock().unwrap()).len() >= 3
     })
@@ -292,7 +306,7 @@ async fn cancel_ends_in_cancelled_and_unknown_missions_are_not_found() {
 
     let (sink, _) = recorder();
     let err = core
-        .watch("ses_nope", "window-x", sink, true)
+        .watch("ses_nope", "window-x", sink, Feed::EVERYTHING)
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::NotFound);
@@ -339,27 +353,13 @@ async fn two_processes_share_one_history() {
     );
 }
 
-/// A window holds the conversation it was sent (the newest items, then each batch's
-/// changes): after a reply whose turn streams once it subscribed, what it holds is what
-/// the store keeps, item for item.
-#[tokio::test(flavor = "multi_thread")]
-async fn a_window_holds_every_item_of_a_reply_turn_it_subscribed_before() {
-    let (core, _seen, _dir) = casebook_on(15, 120, MissionProtocol::EveA).await;
-    let record = core.start_mission(&spec()).await.unwrap();
-    let id = record.session_id.clone();
-    core.watch_finished(&id).await;
-    assert_eq!(
-        core.mission(&id).await.unwrap().status,
-        MissionStatus::Waiting
-    );
-    core.follow_up_mission(&id, &FollowUp::Message("And in Europe?".into()))
-        .await
-        .unwrap();
-    let (sink, log) = recorder();
-    core.watch(&id, "window", sink, false).await.unwrap();
-    core.watch_finished(&id).await;
+/// The items a window holds after `messages`: the conversation's newest page, then each
+/// batch's changes applied as the window applies them.
+fn held_items(
+    messages: &[serde_json::Value],
+) -> std::collections::BTreeMap<u64, serde_json::Value> {
     let mut held: std::collections::BTreeMap<u64, serde_json::Value> = Default::default();
-    for m in log.lock().unwrap().iter() {
+    for m in messages {
         let items = match m["type"].as_str() {
             Some("conversation") => &m["page"]["items"],
             Some("items") => &m["changes"]["items"],
@@ -399,6 +399,31 @@ async fn a_window_holds_every_item_of_a_reply_turn_it_subscribed_before() {
             }
         }
     }
+    held
+}
+
+/// A window holds the conversation it was sent (the newest items, then each batch's
+/// changes): after a reply whose turn streams once it subscribed, what it holds is what
+/// the store keeps, item for item.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_window_holds_every_item_of_a_reply_turn_it_subscribed_before() {
+    let (core, _seen, _dir) = casebook_on(15, 120, MissionProtocol::EveA).await;
+    let record = core.start_mission(&spec()).await.unwrap();
+    let id = record.session_id.clone();
+    core.watch_finished(&id).await;
+    assert_eq!(
+        core.mission(&id).await.unwrap().status,
+        MissionStatus::Waiting
+    );
+    core.follow_up_mission(&id, &FollowUp::Message("And in Europe?".into()))
+        .await
+        .unwrap();
+    let (sink, log) = recorder();
+    core.watch(&id, "window", sink, Feed::RECORDS)
+        .await
+        .unwrap();
+    core.watch_finished(&id).await;
+    let held = held_items(&log.lock().unwrap());
     let (kept, _) = core.store.conversation(&id).await.unwrap();
     let first = *held.keys().next().unwrap() as usize;
     let want: Vec<serde_json::Value> = kept.items[first..]
@@ -503,4 +528,98 @@ async fn a_waiting_mission_opened_in_a_window_asks_the_service_once() {
     assert!(!seqs.is_empty());
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
     assert_eq!(*seqs.last().unwrap(), after.event_count, "{seqs:?}");
+}
+
+/// The newest record count a window was told of.
+fn records_told(messages: &[serde_json::Value]) -> u64 {
+    (messages.iter().rev())
+        .find_map(|m| match m["type"].as_str() {
+            Some("conversation") => m["page"]["facts"]["records"].as_u64(),
+            Some("items") => m["changes"]["facts"]["records"].as_u64(),
+            _ => None,
+        })
+        .unwrap_or(0)
+}
+
+fn count_of(messages: &[serde_json::Value], kind: &str) -> usize {
+    messages.iter().filter(|m| m["type"] == kind).count()
+}
+
+/// Two windows on one mission, one the reader does not look at: that one is sent what
+/// arrives gathered (fewer messages, the records each once), is sent what it was held the
+/// moment it is looked at again, and ends holding what the other holds and the store keeps.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_window_not_looked_at_is_sent_less_and_catches_up_when_looked_at() {
+    let (core, _seen, _dir) = casebook_on(5, 1500, MissionProtocol::EveB).await;
+    let id = core.start_mission(&spec()).await.unwrap().session_id;
+    let (front, front_log) = recorder();
+    let (back, back_log) = recorder();
+    core.watch_window(&id, "front", front, false).await.unwrap();
+    core.watch_window(&id, "back", back, true).await.unwrap();
+    core.window_looked_at("back", false).await;
+    until("records reaching the window looked at", || {
+        records_told(&front_log.lock().unwrap()) >= 200
+    })
+    .await;
+    // What the window looked at was told is, at the latest, in the other once it is
+    // looked at: the batch that told the one held it for the other, under one lock.
+    let told = records_told(&front_log.lock().unwrap());
+    core.window_looked_at("back", true).await;
+    let caught_up = records_told(&back_log.lock().unwrap());
+    assert!(caught_up >= told, "{caught_up} records told, {told} before");
+    core.window_looked_at("back", false).await;
+    core.watch_finished(&id).await;
+
+    let front_log = front_log.lock().unwrap().clone();
+    let back_log = back_log.lock().unwrap().clone();
+    let (front_items, back_items) = (count_of(&front_log, "items"), count_of(&back_log, "items"));
+    assert!(
+        back_items < front_items,
+        "the window not looked at was sent {back_items} changes, the other {front_items}"
+    );
+    let (kept, _) = core.store.conversation(&id).await.unwrap();
+    let front_held = held_items(&front_log);
+    let back_held = held_items(&back_log);
+    let first = *front_held.keys().next().unwrap() as usize;
+    let want: Vec<serde_json::Value> = (kept.items[first..].iter())
+        .map(|i| serde_json::to_value(i).unwrap())
+        .collect();
+    assert_eq!(front_held.into_values().collect::<Vec<_>>(), want);
+    assert_eq!(
+        back_held.into_values().collect::<Vec<_>>(),
+        want,
+        "the window not looked at holds what the store keeps"
+    );
+    // Its raw records: each once, in order, up to the last stored; the turn's end after
+    // everything it ended.
+    let seqs: Vec<u64> = (back_log.iter())
+        .filter(|m| m["type"] == "events")
+        .flat_map(|m| m["events"].as_array().unwrap().clone())
+        .map(|e| e["seq"].as_u64().unwrap())
+        .collect();
+    let stored = core.mission(&id).await.unwrap().event_count;
+    assert!(
+        seqs.windows(2).all(|w| w[1] == w[0] + 1) && seqs.last() == Some(&stored),
+        "records {:?}..{:?} of {stored}",
+        seqs.first(),
+        seqs.last()
+    );
+    let last_status = back_log
+        .iter()
+        .rposition(|m| m["type"] == "status")
+        .unwrap();
+    assert!(
+        back_log[last_status..]
+            .iter()
+            .all(|m| m["type"] == "status"),
+        "nothing after the turn's end"
+    );
+    let ended = statuses(&back_log);
+    assert!(
+        matches!(
+            ended.last().map(String::as_str),
+            Some("waiting" | "needs_input")
+        ),
+        "{ended:?}"
+    );
 }

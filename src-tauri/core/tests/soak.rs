@@ -6,7 +6,7 @@ mod common;
 
 use casebook_core::backend::SandboxOptions;
 use casebook_core::missions::client::MissionSpec;
-use casebook_core::missions::follower::{MissionUpdate, Quiet, Sink};
+use casebook_core::missions::follower::{Feed, MissionUpdate, Quiet, Sink};
 use casebook_core::missions::store::MissionStatus;
 use casebook_sandbox::MissionProtocol;
 use casebook_testsupport::store::casebook_in;
@@ -71,7 +71,9 @@ async fn soak_follower_through_100_random_cuts() {
         }
         true
     });
-    core.watch(&id, "soak", sink, true).await.unwrap();
+    core.watch(&id, "soak", sink, Feed::EVERYTHING)
+        .await
+        .unwrap();
     core.watch_finished(&id).await;
 
     let drops = faults(&base, serde_json::json!({})).await["cutsMade"]

@@ -7,7 +7,7 @@
 mod common;
 
 use casebook_core::missions::conversation::Item;
-use casebook_core::missions::follower::{Follower, MissionUpdate, Quiet};
+use casebook_core::missions::follower::{Feed, Follower, MissionUpdate, Quiet};
 use casebook_sandbox::{MissionProtocol, Pace, SandboxConfig};
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -103,7 +103,7 @@ async fn a_window_that_applies_the_growth_it_hears_holds_what_the_store_kept() {
     let (early, name, sink) = subscribe("early");
     follower.resume_created(&record, Ok(client));
     follower
-        .subscribe(&record, None, &name, sink, false)
+        .subscribe(&record, None, &name, sink, Feed::CONVERSATION)
         .await
         .unwrap();
     // A second window opens once the reply has begun to grow.
@@ -125,7 +125,7 @@ async fn a_window_that_applies_the_growth_it_hears_holds_what_the_store_kept() {
     }
     let (late, name, sink) = subscribe("late");
     follower
-        .subscribe(&record, None, &name, sink, false)
+        .subscribe(&record, None, &name, sink, Feed::CONVERSATION)
         .await
         .unwrap();
     follower.finished(&session.session_id).await;

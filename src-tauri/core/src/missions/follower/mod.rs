@@ -12,7 +12,7 @@
 
 use crate::error::{Error, ErrorCode, Result};
 use crate::missions::client::InvestigationClient;
-use crate::missions::conversation::{Conversation, ConversationChanges, ConversationFacts, Grown};
+use crate::missions::conversation::{Conversation, ConversationChanges};
 use crate::missions::protocol::MissionEvent;
 use crate::missions::protocol::facts::TurnEnd;
 use crate::missions::store::conversations::{ConversationPage, WINDOW_TAIL};
@@ -23,7 +23,12 @@ use crate::missions::stream::{
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::Arc;
+use subscribers::Subscribers;
 use ts_rs::TS;
+
+mod subscribers;
+
+pub use subscribers::{BACKGROUND_GATHER, Feed};
 
 /// Events per message when replaying from the store: big enough that 50 000 events
 /// take a few dozen messages, small enough that each stays quick to parse.
@@ -82,7 +87,7 @@ impl Observer for Quiet {
 }
 
 struct Inner {
-    subscribers: HashMap<String, Sink>,
+    subscribers: Subscribers,
     status: MissionStatus,
     /// Set, under the lock, when the watcher has stopped; a late subscriber then
     /// reads everything from the store instead.
@@ -92,9 +97,6 @@ struct Inner {
     /// The conversation, continued as records arrive; read from the store at the first
     /// batch.
     conversation: Option<Conversation>,
-    /// Open items as last sent to the subscribers: a reply that only grew is sent as
-    /// what it grew by.
-    grown: Grown,
 }
 
 struct Watcher {
@@ -106,18 +108,6 @@ struct Watcher {
     /// Replies sent while it follows, each followed to the turn that takes it.
     awaited: Awaited,
     inner: tokio::sync::Mutex<Inner>,
-}
-
-impl Watcher {
-    fn broadcast(inner: &mut Inner, update: MissionUpdate) {
-        inner.subscribers.retain(|label, sink| {
-            let alive = sink(update.clone());
-            if !alive {
-                tracing::debug!("mission subscriber {label} is gone");
-            }
-            alive
-        });
-    }
 }
 
 /// How a watcher gets its client: the backend may have changed since the mission
@@ -179,12 +169,11 @@ impl Follower {
             settled: !Self::should_follow(record.status),
             awaited: Awaited::default(),
             inner: tokio::sync::Mutex::new(Inner {
-                subscribers: HashMap::new(),
+                subscribers: Subscribers::default(),
                 status: record.status,
                 finished: false,
                 error: None,
                 conversation: None,
-                grown: Grown::default(),
             }),
         });
         if let Some(reply) = reply {
@@ -245,6 +234,20 @@ impl Follower {
         }
     }
 
+    /// Says whether the reader looks at the window `label` (focused and shown): one that
+    /// is not is sent what arrives once a [`BACKGROUND_GATHER`], and at once what it was
+    /// held when looked at again.
+    pub async fn set_looked_at(&self, label: &str, looked_at: bool) {
+        let all: Vec<_> = self.lock().values().cloned().collect();
+        for w in all {
+            w.inner
+                .lock()
+                .await
+                .subscribers
+                .set_looked_at(label, looked_at);
+        }
+    }
+
     /// Forgets every sink subscribed under `label` (a closed window).
     pub fn unsubscribe(&self, label: &str) {
         let all: Vec<_> = self.lock().values().cloned().collect();
@@ -257,28 +260,29 @@ impl Follower {
     }
 
     /// Sends the mission's stored state to `sink` (the record, whose `event_count`
-    /// is what is stored, and with `replay` every stored event), then, while a
-    /// watcher follows the mission, every new event and status as it comes. Returns
-    /// once the stored part is sent. `client` starts a watcher when none runs and
-    /// the mission should be followed. A window pages the stored events itself
-    /// (`replay` off), so it never holds them all; the CLI prints them (`replay` on).
+    /// is what is stored, and with `feed.replay` every stored event), then, while a
+    /// watcher follows the mission, what each batch of records changes and every status
+    /// as it comes (the records too with `feed.records`). Returns once the stored part
+    /// is sent. `client` starts a watcher when none runs and the mission should be
+    /// followed. A window pages the stored events itself (`replay` off), so it never
+    /// holds them all; the CLI prints them (`replay` on).
     pub async fn subscribe(
         self: &Arc<Self>,
         record: &MissionRecord,
         client: Option<ClientResult>,
         label: &str,
         sink: Sink,
-        replay_events: bool,
+        feed: Feed,
     ) -> Result<()> {
         if let Some(w) = self.ensure(record, client) {
             let mut inner = w.inner.lock().await;
             if !inner.finished {
-                replay(&self.store, &record.session_id, &sink, replay_events).await?;
-                inner.subscribers.insert(label.to_owned(), sink);
+                replay(&self.store, &record.session_id, &sink, feed.replay).await?;
+                inner.subscribers.insert(label, sink, feed);
                 return Ok(());
             }
         }
-        replay(&self.store, &record.session_id, &sink, replay_events).await
+        replay(&self.store, &record.session_id, &sink, feed.replay).await
     }
 
     /// [`Self::subscribe`], asking the server from the stored cursor whatever the mission's
@@ -291,11 +295,10 @@ impl Follower {
         client: ClientResult,
         label: &str,
         sink: Sink,
-        replay_events: bool,
+        feed: Feed,
     ) -> Result<()> {
         self.ensure_with(record, Some(client), false, true, None);
-        self.subscribe(record, None, label, sink, replay_events)
-            .await
+        self.subscribe(record, None, label, sink, feed).await
     }
 
     /// Waits until nobody follows the session any more.
@@ -411,7 +414,16 @@ impl Follower {
         });
         // Stops the stream if writing to the store fails and this returns early.
         let abort = AbortOnDrop(Some(watch.abort_handle()));
-        while let Some(first) = rx.recv().await {
+        loop {
+            // A quiet stream still brings the windows in the background what they hold.
+            let first = match tokio::time::timeout(BACKGROUND_GATHER, rx.recv()).await {
+                Ok(Some(u)) => u,
+                Ok(None) => break,
+                Err(_) => {
+                    w.inner.lock().await.subscribers.release_due();
+                    continue;
+                }
+            };
             let taken = tokio::time::Instant::now();
             let mut batch = vec![first];
             while batch.len() < MAX_BATCH {
@@ -512,29 +524,16 @@ impl Follower {
             return Err(Error::internal("The mission's conversation was not read."));
         };
         let sources_before = conversation.sources.len();
-        let shown_before = shown_facts(conversation.facts());
         for (e, facts) in fresh.iter().zip(&appended.facts) {
             // Records the stored conversation already read change nothing twice.
             if e.seq > conversation.upto() {
                 conversation.take_facts(facts, e.seq);
             }
         }
-        Watcher::broadcast(
-            inner,
-            MissionUpdate::Events {
-                events: fresh,
-                replay: false,
-            },
-        );
-        // A record may change only a figure: eve's waiting record carries the cumulative
-        // spend, and the window's budget warning must hear of it.
-        let changed =
-            conversation.has_changes() || shown_facts(conversation.facts()) != shown_before;
+        // Sent even when no item changed: a window counts the records (a turn's last,
+        // eve's waiting record, changes only that and the spend its budget warning reads).
         let changes = conversation.take_changes();
-        if changed {
-            let wire = inner.grown.wire(&changes);
-            Watcher::broadcast(inner, MissionUpdate::Items { changes: wire });
-        }
+        inner.subscribers.deliver(&fresh, &changes);
         // Kept under the lock, so a window that subscribes now reads it whole; kept even
         // when nothing changed, so it is never behind the records it has read.
         let progress = conversation.progress.clone();
@@ -581,22 +580,13 @@ impl Follower {
         detail: Option<String>,
     ) {
         let code = inner.error;
-        Watcher::broadcast(
-            inner,
-            MissionUpdate::Status {
-                status,
-                detail,
-                code,
-            },
-        );
+        inner.subscribers.broadcast(&MissionUpdate::Status {
+            status,
+            detail,
+            code,
+        });
         self.observer.status_changed(&w.record, status);
     }
-}
-
-/// The figures a window shows that a record can change without changing an item.
-fn shown_facts(f: ConversationFacts) -> (Option<u64>, Option<String>, Option<u32>) {
-    let spent = f.spent_usd.map(|usd| (usd * 1e6).round() as u64);
-    (spent, f.activity, f.report)
 }
 
 /// Once a followed turn ends: what its records, batches and conversation took is freed,
