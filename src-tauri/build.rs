@@ -28,6 +28,7 @@ const COMMANDS: &[&str] = &[
     "open_mission",
     "search_missions",
     "watch_mission",
+    "mission_window_looked_at",
     "mission_events",
     "mission_kinds",
     "cancel_mission",

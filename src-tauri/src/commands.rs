@@ -243,6 +243,18 @@ pub async fn watch_mission<R: Runtime>(
         .await
 }
 
+/// Whether the reader looks at the calling window (focused and shown): one they do not
+/// is sent what its mission's records change once a second.
+#[tauri::command]
+pub async fn mission_window_looked_at<R: Runtime>(
+    window: tauri::Window<R>,
+    core: Core<'_>,
+    looked_at: bool,
+) -> Result<(), Error> {
+    core.window_looked_at(window.label(), looked_at).await;
+    Ok(())
+}
+
 /// A page of the timeline: the window holds only what it shows.
 #[tauri::command]
 pub async fn mission_events(

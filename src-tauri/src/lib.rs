@@ -65,6 +65,7 @@ pub fn setup<R: tauri::Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R>
             commands::open_mission,
             commands::search_missions,
             commands::watch_mission,
+            commands::mission_window_looked_at,
             commands::mission_events,
             commands::mission_kinds,
             commands::cancel_mission,

@@ -9,6 +9,7 @@ mod crash;
 mod eve_today;
 mod handover;
 mod interactions;
+mod many_missions;
 mod mission_search;
 mod missions;
 mod real_eve;

@@ -91,6 +91,8 @@ export const api = {
   /** `records`: the new records too (the raw records view), not only what they change. */
   watchMission: (sessionId: string, onEvent: Channel<MissionUpdate>, records: boolean) =>
     invoke<void>("watch_mission", { sessionId, onEvent, records }),
+  /** Whether the reader looks at this window: one they do not is sent what arrives once a second. */
+  missionWindowLookedAt: (lookedAt: boolean) => invoke<void>("mission_window_looked_at", { lookedAt }),
   /** A page of the events that pass `filter`; `offset` null: the page(s) at the end. */
   missionEvents: (sessionId: string, filter: EventFilter, offset: number | null, limit: number) =>
     invoke<EventPage>("mission_events", { sessionId, filter, offset, limit }),
