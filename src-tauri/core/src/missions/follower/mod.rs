@@ -15,7 +15,7 @@ use crate::missions::client::InvestigationClient;
 use crate::missions::conversation::{Conversation, ConversationChanges};
 use crate::missions::protocol::MissionEvent;
 use crate::missions::protocol::facts::TurnEnd;
-use crate::missions::store::conversations::{ConversationPage, WINDOW_TAIL};
+use crate::missions::store::conversations::{ConversationPage, Folded, WINDOW_TAIL};
 use crate::missions::store::{MissionRecord, MissionStatus, MissionStore, StoredEvent};
 use crate::missions::stream::{
     Awaited, Reply, WatchEnd, WatchEndReason, WatchOptions, WatchUpdate,
@@ -513,44 +513,26 @@ impl Follower {
             .store
             .append_at(&w.record.session_id, std::mem::take(events), cursor.take())
             .await?;
-        let fresh = appended.events;
-        if fresh.is_empty() {
+        if appended.events.is_empty() {
             return Ok(());
         }
-        let before = inner.status;
-        let after = appended.status;
-        let upto = fresh.last().map_or(0, |e| e.seq);
-        let Some(mut conversation) = inner.conversation.take() else {
+        let (before, after) = (inner.status, appended.status);
+        let Some(conversation) = inner.conversation.as_mut() else {
             return Err(Error::internal("The mission's conversation was not read."));
         };
-        let sources_before = conversation.sources.len();
-        for (e, facts) in fresh.iter().zip(&appended.facts) {
-            // Records the stored conversation already read change nothing twice.
-            if e.seq > conversation.upto() {
-                conversation.take_facts(facts, e.seq);
-            }
-        }
+        let folded = Folded::of(conversation, &appended);
         // Sent even when no item changed: a window counts the records (a turn's last,
         // eve's waiting record, changes only that and the spend its budget warning reads).
-        let changes = conversation.take_changes();
-        inner.subscribers.deliver(&fresh, &changes);
+        inner.subscribers.deliver(&appended.events, &folded.changes);
         // Kept under the lock, so a window that subscribes now reads it whole; kept even
         // when nothing changed, so it is never behind the records it has read.
-        let progress = conversation.progress.clone();
         if let Err(e) = self
             .store
-            .save_conversation(
-                &w.record.session_id,
-                changes,
-                progress,
-                upto,
-                sources_before,
-            )
+            .save_conversation(&w.record.session_id, folded)
             .await
         {
             tracing::warn!("cannot keep the mission's conversation: {}", e.message);
         }
-        inner.conversation = Some(conversation);
         if after != before {
             inner.status = after;
             self.announce(w, inner, after, None);

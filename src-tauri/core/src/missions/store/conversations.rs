@@ -9,7 +9,7 @@ use crate::missions::conversation::{
     Conversation, ConversationChanges, ConversationFacts, Item, ItemKind, Progress, Source,
 };
 use crate::missions::spend::BudgetUse;
-use crate::missions::store::{MissionStore, db_err};
+use crate::missions::store::{Appended, MissionStore, db_err};
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 use ts_rs::TS;
@@ -24,6 +24,34 @@ pub const SOURCE_PAGE: u32 = 40;
 const MAX_ITEMS: u32 = 1_000;
 /// Records read at a time while catching up.
 const CATCH_UP_BATCH: u32 = 5_000;
+
+/// What a batch of appended records changed in the conversation, to send and then keep:
+/// the follower's, and a generated history's, one way.
+pub struct Folded {
+    pub changes: ConversationChanges,
+    progress: Progress,
+    upto: u64,
+    sources_before: usize,
+}
+
+impl Folded {
+    /// Continues `conversation` with the records `appended` wrote (none it has read).
+    pub fn of(conversation: &mut Conversation, appended: &Appended) -> Folded {
+        let sources_before = conversation.sources.len();
+        for (e, facts) in appended.events.iter().zip(&appended.facts) {
+            // Records the stored conversation already read change nothing twice.
+            if e.seq > conversation.upto() {
+                conversation.take_facts(facts, e.seq);
+            }
+        }
+        Folded {
+            changes: conversation.take_changes(),
+            progress: conversation.progress.clone(),
+            upto: appended.events.last().map_or(0, |e| e.seq),
+            sources_before,
+        }
+    }
+}
 
 /// A slice of a mission's conversation, with its figures.
 #[derive(Debug, Clone, Serialize, TS)]
@@ -130,19 +158,19 @@ impl MissionStore {
         .await
     }
 
-    /// Keeps what records up to `upto_seq` changed (called with the changes a watcher
-    /// took, after it sent them).
-    pub async fn save_conversation(
-        &self,
-        session_id: &str,
-        changes: ConversationChanges,
-        progress: Progress,
-        upto_seq: u64,
-        sources_before: usize,
-    ) -> Result<()> {
+    /// Keeps what a batch of records changed (after a watcher sent it).
+    pub async fn save_conversation(&self, session_id: &str, folded: Folded) -> Result<()> {
         let id = session_id.to_owned();
-        self.with(move |c| save(c, &id, &changes, &progress, upto_seq, sources_before))
-            .await
+        self.with(move |c| {
+            let Folded {
+                changes,
+                progress,
+                upto,
+                sources_before,
+            } = folded;
+            save(c, &id, &changes, &progress, upto, sources_before)
+        })
+        .await
     }
 
     /// The conversation's figures, its newest `tail` items and its first sources.
