@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Rows, VirtualIndex, atBottom, endUncovered } from "./virtual";
+import { Rows, VirtualIndex, atBottom, endUncovered, fixedRowsInView } from "./virtual";
 
 function filled(heights: number[]): VirtualIndex {
   const v = new VirtualIndex();
@@ -138,5 +138,19 @@ describe("Rows", () => {
     expect(back[0]).not.toBe(first[0]);
     expect(back[0]!.item).toBe(a);
     expect(back[1]!.item).toEqual({ id: "loaded" });
+  });
+});
+
+describe("fixedRowsInView", () => {
+  it("shows the rows on screen and a few more each side", () => {
+    // The list starts 300 px down a 600 px viewport: rows 0..7 (48 px) show, 8 more below.
+    expect(fixedRowsInView(300, 600, 48, 1000, 8)).toEqual([0, 15]);
+    // Scrolled 48,000 px into it: row 1000 would be at the top.
+    expect(fixedRowsInView(-24000, 600, 48, 1000, 8)).toEqual([492, 521]);
+  });
+  it("stops at the list's ends", () => {
+    expect(fixedRowsInView(-47900, 600, 48, 1000, 8)).toEqual([989, 1000]);
+    expect(fixedRowsInView(900, 600, 48, 1000, 8)).toEqual([0, 8]);
+    expect(fixedRowsInView(0, 600, 48, 0)).toEqual([0, 0]);
   });
 });

@@ -164,3 +164,15 @@ export function takeHeights(
   }
   return changed;
 }
+
+/**
+ * The rows of one fixed height `row` a list of `count` shows when its top is `top` px
+ * from the viewport's top (negative once scrolled past) and the viewport is `viewport`
+ * px tall, with `overscan` more each side: `[from, to)`.
+ */
+export function fixedRowsInView(top: number, viewport: number, row: number, count: number, overscan = 8): [number, number] {
+  if (count === 0 || row <= 0) return [0, 0];
+  const from = Math.max(0, Math.floor(-top / row) - overscan);
+  const to = Math.min(count, Math.max(0, Math.ceil((viewport - top) / row)) + overscan);
+  return [Math.min(from, to), to];
+}
