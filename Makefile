@@ -101,10 +101,10 @@ bench: build release bench-window
 	cargo bench --workspace --bench sse --bench cite_body -- --noplot
 	CASEBOOK_BENCH_CLI=$(TARGET)/cli/casebook CASEBOOK_BENCH_SANDBOX=$(TARGET)/release/casebook-sandbox \
 		cargo test $(CARGO_SCOPE) --test bench_cite -- --ignored --nocapture bench_cite_
-	CASEBOOK_BENCH_APP=$(TARGET)/release/casebook-app CASEBOOK_BENCH_BARE=$(TARGET)/release/examples/bare \
+	CASEBOOK_BENCH_APP=$(TARGET)/release/casebook-app CASEBOOK_BENCH_BARE=$(TARGET)/release/examples/bare CASEBOOK_BENCH_CLI=$(TARGET)/cli/casebook \
 		CASEBOOK_BENCH_WINDOW_APP=$(TARGET)/bench/release/casebook-app \
 		CASEBOOK_BENCH_SANDBOX=$(TARGET)/release/casebook-sandbox \
-		scripts/with-keyring.sh cargo test $(CARGO_SCOPE) --test e2e -- --ignored --nocapture bench::
+		scripts/with-keyring.sh cargo test $(CARGO_SCOPE) --test e2e -- --ignored --nocapture bench:: bench_many:: bench_history::
 
 # Rewrites ui/src/lib/bindings.ts from the Rust types.
 bindings:

@@ -19,9 +19,9 @@ use fantoccini::Locator;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-const OBJECTIVE: &str = "How does urban heat exposure affect hospital admissions?";
+pub(crate) const OBJECTIVE: &str = "How does urban heat exposure affect hospital admissions?";
 
-fn percentile(sorted: &[f64], p: f64) -> f64 {
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return f64::NAN;
     }
@@ -36,7 +36,7 @@ fn rss_mb(pid: u32) -> f64 {
 
 /// Proportional set size of a process, in MB: its private pages plus its share of
 /// those it shares.
-fn pss_mb(pid: u32) -> f64 {
+pub(crate) fn pss_mb(pid: u32) -> f64 {
     proc_mb(&format!("/proc/{pid}/smaps_rollup"), "Pss:")
 }
 
@@ -111,7 +111,7 @@ async fn busiest_web_cpu_of(data_dir: &Path, program: &str, span: Duration) -> f
 }
 
 /// The WebKit web processes of `program` using `data_dir` (one per window), named.
-fn web_processes(data_dir: &Path, program: &str) -> Vec<(u32, String)> {
+pub(crate) fn web_processes(data_dir: &Path, program: &str) -> Vec<(u32, String)> {
     let (_, children) = processes(data_dir, program);
     children
         .into_iter()
@@ -128,7 +128,7 @@ fn app_and_children(data_dir: &Path) -> Vec<(u32, String)> {
 }
 
 /// CPU time (user + system) a process has used, in seconds.
-fn cpu_secs(pid: u32) -> f64 {
+pub(crate) fn cpu_secs(pid: u32) -> f64 {
     (stat_field(pid, 14) + stat_field(pid, 15)) as f64 / 100.0
 }
 
@@ -179,7 +179,7 @@ async fn tally(app: &App) -> (f64, f64) {
     )
 }
 
-async fn status(app: &App) -> String {
+pub(crate) async fn status(app: &App) -> String {
     match app
         .client
         .find(Locator::Css("[data-testid=mission-status]"))
@@ -218,7 +218,7 @@ async fn wait_complete(app: &App, minutes: u64) {
 }
 
 /// Intervals between animation frames over `ms`, sorted (how smooth the window is).
-async fn frame_intervals(app: &App, ms: u64) -> Vec<f64> {
+pub(crate) async fn frame_intervals(app: &App, ms: u64) -> Vec<f64> {
     let v = app
         .client
         .execute_async(
@@ -261,7 +261,7 @@ fn renderers() -> Vec<(&'static str, &'static str)> {
 /// The bare window's environment for a floor beside Casebook run with `renderer`:
 /// Casebook's whole software environment where it turns compositing off (as `auto`
 /// does here), none where it leaves WebKit as it is.
-fn floor_environment(renderer: &str) -> &'static [(&'static str, &'static str)] {
+pub(crate) fn floor_environment(renderer: &str) -> &'static [(&'static str, &'static str)] {
     if renderer == "gpu" {
         &[]
     } else {
@@ -306,7 +306,7 @@ async fn timeline_floor(env: &[(&str, &str)], draws_per_s: f64, per_draw: f64) -
 
 /// Casebook's default (`auto`: compositing off here, where WebKit would composite on
 /// software GL) and the other way (`gpu`: compositing on).
-const RENDERERS: [(&str, &str); 2] = [
+pub(crate) const RENDERERS: [(&str, &str); 2] = [
     (
         "default renderer (auto: compositing off on this machine)",
         "auto",
@@ -317,9 +317,9 @@ const RENDERERS: [(&str, &str); 2] = [
 /// The services, started apart from the app as a real one would be (`casebook-sandbox`
 /// with `--mission-events` and `--mission-pace-ms`), so the figures are Casebook's own
 /// and not also the server's. Stopped when dropped.
-struct Service {
+pub(crate) struct Service {
     child: std::process::Child,
-    url: String,
+    pub(crate) url: String,
 }
 
 impl Drop for Service {
@@ -336,7 +336,7 @@ fn service(events: u64, pace_ms: u64) -> Service {
 
 /// [`service`] speaking `protocol` (`legacy`, `eve-a`, `eve-b`, `eve-27`), with `extra`
 /// flags.
-fn service_with(protocol: &str, events: u64, pace_ms: u64, extra: &[&str]) -> Service {
+pub(crate) fn service_with(protocol: &str, events: u64, pace_ms: u64, extra: &[&str]) -> Service {
     use std::io::BufRead;
     let bin = std::env::var_os("CASEBOOK_BENCH_SANDBOX").map_or_else(
         || {
@@ -371,7 +371,11 @@ fn service_with(protocol: &str, events: u64, pace_ms: u64, extra: &[&str]) -> Se
 /// Options to start `binary` (Casebook when `None`) on the data folder `data`, with `env`.
 /// Casebook, when `binary` is `None`, is `CASEBOOK_BENCH_WINDOW_APP` (make bench: the
 /// release build with the test hooks these figures read), else this test's debug build.
-fn options_for(data: &Path, binary: Option<PathBuf>, env: &[(&str, &str)]) -> AppOptions {
+pub(crate) fn options_for(
+    data: &Path,
+    binary: Option<PathBuf>,
+    env: &[(&str, &str)],
+) -> AppOptions {
     AppOptions {
         data_dir: Some(data.to_path_buf()),
         env: env
@@ -385,11 +389,11 @@ fn options_for(data: &Path, binary: Option<PathBuf>, env: &[(&str, &str)]) -> Ap
 
 /// The bare window's binary: `CASEBOOK_BENCH_BARE` (make bench: the release build),
 /// else this test's debug one.
-fn bare_program() -> PathBuf {
+pub(crate) fn bare_program() -> PathBuf {
     std::env::var_os("CASEBOOK_BENCH_BARE").map_or_else(bare_binary, Into::into)
 }
 
-fn remote_app(service: &Service, data: &Path, env: &[(&str, &str)]) -> AppOptions {
+pub(crate) fn remote_app(service: &Service, data: &Path, env: &[(&str, &str)]) -> AppOptions {
     std::fs::write(
         data.join("settings.json"),
         serde_json::json!({"sandbox": false, "baseUrl": service.url}).to_string(),
@@ -650,7 +654,7 @@ async fn warm_cpu(app: &App, data: &Path, from: u64) -> Option<(u64, Vec<(String
 /// happening. The web process is the newest WebKit child: each window has its own, and
 /// with the main window and a mission window open the mission's is the one opened last
 /// (the largest need not be, with a short mission).
-async fn idle_pss(data: &Path, program: &str, settle: Duration) -> (f64, f64, f64) {
+pub(crate) async fn idle_pss(data: &Path, program: &str, settle: Duration) -> (f64, f64, f64) {
     tokio::time::sleep(settle).await;
     let (pid, children) = processes(data, program);
     let web = newest_web_process(&children).map_or(0.0, pss_mb);
@@ -659,7 +663,7 @@ async fn idle_pss(data: &Path, program: &str, settle: Duration) -> (f64, f64, f6
 }
 
 /// The web process started last among `children` (a mission window's, once it is open).
-fn newest_web_process(children: &[(u32, String)]) -> Option<u32> {
+pub(crate) fn newest_web_process(children: &[(u32, String)]) -> Option<u32> {
     children
         .iter()
         .filter(|(_, name)| name.starts_with("WebKitWebProces"))
@@ -671,7 +675,7 @@ fn newest_web_process(children: &[(u32, String)]) -> Option<u32> {
 /// WebKit's memory checks, with time for the second. Casebook's policy gives memory back
 /// at those, in two steps: the first drops compiled code and starts a collection, the
 /// second returns the pages that collection freed (measured: 114 → 107 → 97 MB).
-fn memory_settle() -> Duration {
+pub(crate) fn memory_settle() -> Duration {
     Duration::from_secs_f64(
         2.0 * casebook_core::desktop::renderer::WebMemory::CASEBOOK.poll_secs + 3.0,
     )
@@ -1060,11 +1064,11 @@ async fn soak_window_10000_events_at_full_speed() {
 
 /// Deltas each report is made of in the CPU run (`--mission-reply-deltas`): at 200
 /// records a second, half a minute of one growing message.
-const REPLY_DELTAS: u64 = 6000;
+pub(crate) const REPLY_DELTAS: u64 = 6000;
 
 /// Starts a mission from the composer and switches WebDriver to its window, left on its
 /// default view, the conversation.
-async fn start_conversation(app: &App) {
+pub(crate) async fn start_conversation(app: &App) {
     start_in_window(app, OBJECTIVE).await;
     app.wait_css("[data-testid=conversation]").await;
 }
@@ -1083,7 +1087,7 @@ async fn newest_item(app: &App) -> Option<u64> {
 }
 
 /// The records the conversation window counts (the header's figure).
-async fn records(app: &App) -> u64 {
+pub(crate) async fn records(app: &App) -> u64 {
     app.client
         .execute(
             "const e = document.querySelector('[data-testid=mission-count]');
@@ -1097,7 +1101,7 @@ async fn records(app: &App) -> u64 {
 }
 
 /// The characters of the longest assistant message still growing (0 when none is).
-async fn growing_chars(app: &App) -> u64 {
+pub(crate) async fn growing_chars(app: &App) -> u64 {
     assistant_chars(app, "[data-open=true]").await
 }
 
@@ -1148,7 +1152,7 @@ async fn wait_turn_ended(app: &App, minutes: u64) {
 
 /// The busiest of `program`'s web processes over `span`, in percent of a core: over the
 /// whole span, and in each of `parts` equal windows of it.
-async fn web_cpu_windows(
+pub(crate) async fn web_cpu_windows(
     data_dir: &Path,
     program: &str,
     span: Duration,
@@ -1180,7 +1184,7 @@ async fn web_cpu_windows(
 }
 
 /// "p50 A ms, p95 B ms, max C ms" of sorted frame intervals.
-fn frames_text(frames: &[f64]) -> String {
+pub(crate) fn frames_text(frames: &[f64]) -> String {
     format!(
         "p50 {:.1} ms, p95 {:.1} ms, max {:.1} ms",
         percentile(frames, 0.5),
@@ -1190,23 +1194,23 @@ fn frames_text(frames: &[f64]) -> String {
 }
 
 /// How long each CPU reading runs: long enough that one run's figure moves little.
-const CPU_SPAN: Duration = Duration::from_secs(10);
+pub(crate) const CPU_SPAN: Duration = Duration::from_secs(10);
 
 /// What one window did while a stream was followed: its busiest web process's share of a
 /// core (whole, and its two halves), its frame intervals (sorted), and the pace it was fed.
-struct Followed {
-    cpu: f64,
-    halves: Vec<f64>,
-    frames: Vec<f64>,
+pub(crate) struct Followed {
+    pub(crate) cpu: f64,
+    pub(crate) halves: Vec<f64>,
+    pub(crate) frames: Vec<f64>,
     /// Records (or the floor's draws) a second.
-    rate: f64,
+    pub(crate) rate: f64,
 }
 
 /// The floor beside the conversation: the bare window at the mission window's size
 /// drawing `conversation.html`, one message `start` characters long growing by `per`
 /// deltas every `every_ms` (no framework, IPC or store), as one text node or (`blocks`)
 /// one block per paragraph.
-async fn conversation_floor(
+pub(crate) async fn conversation_floor(
     env: &[(&str, &str)],
     every_ms: f64,
     per: f64,

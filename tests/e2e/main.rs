@@ -3,6 +3,8 @@
 
 mod account;
 mod bench;
+mod bench_history;
+mod bench_many;
 mod cite;
 mod conversation;
 mod crash;

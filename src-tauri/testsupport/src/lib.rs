@@ -7,6 +7,7 @@
 #![cfg_attr(not(test), warn(clippy::too_many_lines))]
 
 pub mod files;
+pub mod history;
 pub mod keyring;
 pub mod real_eve;
 pub mod sandbox;
