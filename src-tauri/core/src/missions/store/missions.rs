@@ -3,10 +3,14 @@
 
 use super::*;
 
+/// The count of a mission's records is its last position: positions are given from 1
+/// without a gap and a record is never taken out alone. Counted, a list of a thousand
+/// missions read every record's key (0.5 s at 5.5 million records, each start of the app).
 const SELECT_MISSION: &str =
     "SELECT m.session_id, m.objective, m.mission_type, m.budget_type, m.budget_cents,
     m.base_url, m.status, m.created_at, m.updated_at, m.last_event_id,
-    (SELECT COUNT(*) FROM events e WHERE e.session_id = m.session_id), m.continuation_token,
+    (SELECT COALESCE(MAX(seq), 0) FROM events e WHERE e.session_id = m.session_id),
+    m.continuation_token,
     m.api_base
     FROM missions m";
 
