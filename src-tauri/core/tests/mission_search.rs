@@ -176,3 +176,34 @@ async fn records_that_arrive_after_a_search_are_found_by_the_next() {
     let found = store.search_missions("tornado", 50).await.unwrap();
     assert_eq!(found.hits.len(), 2, "{found:?}");
 }
+
+/// Among the items that have a phrase, the one where it weighs most comes first: said
+/// three times in a short report before once in a long one, whichever was written last.
+#[tokio::test]
+async fn the_item_the_phrase_weighs_most_in_comes_first() {
+    let store = MissionStore::in_memory().unwrap();
+    mission(&store, "ses_dense", "Cooling centres").await;
+    mission(&store, "ses_sparse", "Hospital records").await;
+    let dense = "Night heat, night heat and night heat again.";
+    said(
+        &store,
+        "ses_dense",
+        turn("Dense", dense, ("https://example.org/a", "A")),
+    )
+    .await;
+    let sparse = format!(
+        "{} One mention of night heat. {}",
+        "Admissions rose in summer. ".repeat(20),
+        "Records were kept daily. ".repeat(20)
+    );
+    said(
+        &store,
+        "ses_sparse",
+        turn("Sparse", &sparse, ("https://example.org/b", "B")),
+    )
+    .await;
+    let hits = store.search_missions("night heat", 10).await.unwrap().hits;
+    let order: Vec<&str> = hits.iter().map(|h| h.session_id.as_str()).collect();
+    assert_eq!(order.first(), Some(&"ses_dense"), "{hits:#?}");
+    assert!(order.contains(&"ses_sparse"), "{hits:#?}");
+}

@@ -16,6 +16,26 @@ use ts_rs::TS;
 pub const MIN_QUERY_CHARS: usize = 3;
 /// The most hits one search answers with.
 const MAX_HITS: u32 = 200;
+/// The newest matching items a search ranks. A word every mission's conversation holds
+/// matched 406,000 items of a history of 1,000 missions: ranked by the index, a phrase
+/// took 0.5 s, since its BM25 counts every item that has it; the newest 2,000 ranked
+/// here take a few milliseconds (docs/performance.md, "Many missions").
+const RANKED: u32 = 2_000;
+/// FTS5's BM25 constants.
+const K1: f64 = 1.2;
+const B: f64 = 0.75;
+
+/// An item's BM25 for one phrase, but the phrase's weight (its IDF), the same for every
+/// item: the order is BM25's. `count` times in `len` characters, `average` the candidates'.
+fn bm25_order(count: usize, len: usize, average: f64) -> f64 {
+    let tf = count as f64;
+    tf * (K1 + 1.0) / (tf + K1 * (1.0 - B + B * len as f64 / average.max(1.0)))
+}
+
+/// How often `needle` (lower case) is in `text`, blind to case as the index is.
+fn occurrences(text: &str, needle: &str) -> usize {
+    text.to_lowercase().matches(needle).count()
+}
 
 /// Where in a mission a hit is: its objective, or one of its conversation's items.
 #[derive(Debug, Clone, PartialEq, Serialize, TS)]
@@ -41,7 +61,8 @@ pub struct MissionHit {
 }
 
 /// What a search across every mission found, the best first: objectives, then items as
-/// the index ranks them (BM25), then items still streaming.
+/// the index ranks them (BM25, among the newest [`RANKED`] that match), then items still
+/// streaming.
 #[derive(Debug, Clone, Serialize, TS)]
 #[serde(rename_all = "camelCase")]
 #[ts(rename_all = "camelCase")]
@@ -86,6 +107,9 @@ fn catch_up_all(c: &mut Connection) -> Result<()> {
     Ok(())
 }
 
+/// An item that matched: its mission, index, kind and text.
+type Found = (String, u32, String, String);
+
 fn search(c: &mut Connection, query: &str, limit: u32) -> Result<Vec<MissionHit>> {
     let limit = limit.clamp(1, MAX_HITS);
     let mut found: Vec<(String, HitPlace, String)> = Vec::new();
@@ -107,10 +131,10 @@ fn search(c: &mut Connection, query: &str, limit: u32) -> Result<Vec<MissionHit>
             found.push((id, HitPlace::Objective, snippet(&objective, query)));
         }
     }
-    let mut items = |sql: &str, matching: &str| -> Result<()> {
+    let items = |c: &Connection, sql: &str, matching: &str| -> Result<Vec<Found>> {
         let mut stmt = c.prepare_cached(sql).map_err(db_err)?;
         let rows = stmt
-            .query_map(params![matching, limit], |r| {
+            .query_map(params![matching], |r| {
                 Ok((
                     r.get::<_, String>(0)?,
                     r.get::<_, u32>(1)?,
@@ -119,26 +143,42 @@ fn search(c: &mut Connection, query: &str, limit: u32) -> Result<Vec<MissionHit>
                 ))
             })
             .map_err(db_err)?;
-        for row in rows {
-            let (id, index, kind, text) = row.map_err(db_err)?;
+        rows.collect::<std::result::Result<_, _>>().map_err(db_err)
+    };
+    // Objectives first: when they fill the answer, the conversations are not asked.
+    if query.chars().count() >= MIN_QUERY_CHARS && found.len() < limit as usize {
+        let mut kept = items(
+            c,
+            &format!(
+                "SELECT ci.session_id, ci.idx, ci.kind, ci.text FROM
+                   (SELECT rowid FROM items_text WHERE items_text MATCH ?1
+                    ORDER BY rowid DESC LIMIT {RANKED}) t
+                 JOIN conversation_items ci ON ci.rowid = t.rowid"
+            ),
+            &phrase(query),
+        )?;
+        let needle = query.to_lowercase();
+        let lens: Vec<usize> = kept.iter().map(|f| f.3.chars().count()).collect();
+        let average = lens.iter().sum::<usize>() as f64 / lens.len().max(1) as f64;
+        let mut scored: Vec<(f64, Found)> = (kept.drain(..).zip(lens))
+            .map(|(f, len)| (bm25_order(occurrences(&f.3, &needle), len, average), f))
+            .collect();
+        // The best first; among equals, the newest (as the index gave them).
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        let open = items(
+            c,
+            &format!(
+                "SELECT session_id, idx, kind, text FROM conversation_items
+                 WHERE open = 1 AND text LIKE ?1 ESCAPE '\\' LIMIT {limit}"
+            ),
+            &pattern,
+        )?;
+        let ranked = scored.into_iter().map(|(_, f)| f);
+        for (id, index, kind, text) in ranked.chain(open).take(limit as usize) {
             if let Some(kind) = ItemKind::parse(&kind) {
                 found.push((id, HitPlace::Item { index, kind }, snippet(&text, query)));
             }
         }
-        Ok(())
-    };
-    if query.chars().count() >= MIN_QUERY_CHARS {
-        items(
-            "SELECT ci.session_id, ci.idx, ci.kind, ci.text FROM items_text
-             JOIN conversation_items ci ON ci.rowid = items_text.rowid
-             WHERE items_text MATCH ?1 ORDER BY items_text.rank LIMIT ?2",
-            &phrase(query),
-        )?;
-        items(
-            "SELECT session_id, idx, kind, text FROM conversation_items
-             WHERE open = 1 AND text LIKE ?1 ESCAPE '\\' LIMIT ?2",
-            &pattern,
-        )?;
     }
     found.truncate(limit as usize);
     let mut missions = c
@@ -187,6 +227,15 @@ impl MissionStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn more_of_the_phrase_in_less_text_ranks_first() {
+        let average = 100.0;
+        assert!(bm25_order(3, 100, average) > bm25_order(1, 100, average));
+        assert!(bm25_order(1, 50, average) > bm25_order(1, 400, average));
+        assert_eq!(bm25_order(0, 10, average), 0.0);
+        assert_eq!(occurrences("Heat, HEAT and heat", "heat"), 3);
+    }
 
     #[test]
     fn a_query_is_matched_as_written() {
