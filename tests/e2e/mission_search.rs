@@ -126,3 +126,78 @@ async fn every_mission_is_searched_from_the_missions_view_and_a_hit_opens_its_pl
     .await;
     app.close().await;
 }
+
+/// A history longer than the window: the list holds a screen of rows (and a few more)
+/// whatever its length, the running and waiting first, then the rest newest first, to
+/// its last row when scrolled there; filtered by status.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_history_is_listed_a_screen_at_a_time_the_waiting_first() {
+    use casebook_core::missions::store::{MissionStatus, MissionStore};
+    use casebook_testsupport::history::{add_mission, recorded_mission};
+    let _one = exclusive().await;
+    let data = tempfile::tempdir().unwrap();
+    let records = recorded_mission("Does heat raise hospital admissions?", 20).await;
+    let store = MissionStore::open(&data.path().join("casebook.db")).unwrap();
+    for k in 0..200 {
+        let id = format!("ses_list_{k:03}");
+        add_mission(&store, &id, &format!("Heat question {k}"), &records).await;
+        // Every tenth waits for the reader, older than the finished after it.
+        if k % 10 == 0 {
+            store.set_status(&id, MissionStatus::Waiting).await.unwrap();
+        }
+    }
+    drop(store);
+    let app = App::launch(AppOptions {
+        data_dir: Some(data.path().to_path_buf()),
+        ..Default::default()
+    })
+    .await;
+    app.click("nav-missions").await;
+    until_for(20, "the list", || async {
+        let list = app.all_css("[data-testid=missions-list]").await;
+        match list.first() {
+            Some(l) => l.attr("data-count").await.ok().flatten().as_deref() == Some("200"),
+            None => false,
+        }
+    })
+    .await;
+    let rows = app.all_css("[data-testid=mission-row]").await;
+    assert!(
+        !rows.is_empty() && rows.len() < 100,
+        "{} of 200 rows drawn",
+        rows.len()
+    );
+    let mut statuses = Vec::new();
+    for r in &rows {
+        statuses.push(r.attr("data-status").await.unwrap().unwrap_or_default());
+    }
+    let waiting = statuses.iter().take_while(|s| *s == "waiting").count();
+    assert_eq!(waiting, 20.min(rows.len()), "{statuses:?}");
+    // To the list's end: its oldest finished mission, last.
+    let last = "const rows = document.querySelectorAll('[data-testid=mission-row]');
+                return rows.length ? rows[rows.length - 1].dataset.sessionId : null;";
+    app.client
+        .execute(
+            "window.scrollTo(0, document.documentElement.scrollHeight);",
+            vec![],
+        )
+        .await
+        .unwrap();
+    until_for(20, "the list's last row drawn", || async {
+        let v = app.client.execute(last, vec![]).await.unwrap();
+        v.as_str() == Some("ses_list_001")
+    })
+    .await;
+    assert!(app.all_css("[data-testid=mission-row]").await.len() < 100);
+    let filter = app.testid("missions-filter").await;
+    filter.select_by_value("active").await.unwrap();
+    until_for(20, "the waiting ones alone", || async {
+        let list = app.all_css("[data-testid=missions-list]").await;
+        match list.first() {
+            Some(l) => l.attr("data-count").await.ok().flatten().as_deref() == Some("20"),
+            None => false,
+        }
+    })
+    .await;
+    app.close().await;
+}
