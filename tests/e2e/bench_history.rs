@@ -56,6 +56,10 @@ const TICKER: &str = "function ticker() {
  }
 ";
 
+/// Casebook as it starts by default: the harness keeps compositing on for its
+/// screenshots, which on this machine (no GPU) draws through software GL.
+const AS_USERS_GET_IT: &[(&str, &str)] = &[("CASEBOOK_RENDERER", "auto")];
+
 fn env_number(name: &str, default: usize) -> usize {
     std::env::var(name).map_or(default, |v| v.parse().expect(name))
 }
@@ -110,7 +114,7 @@ async fn ready_s(data: &Path, runs: usize) -> f64 {
     let mut xs = Vec::new();
     for _ in 0..runs {
         let t0 = Instant::now();
-        let app = App::launch(options_for(data, None, &[])).await;
+        let app = App::launch(options_for(data, None, AS_USERS_GET_IT)).await;
         app.client
             .wait()
             .at_most(Duration::from_secs(60))
@@ -378,11 +382,11 @@ async fn bench_a_history_of_1000_missions_and_5_million_records() {
         history_ready / empty_ready
     );
 
-    let app = App::launch(options_for(empty.path(), None, &[])).await;
+    let app = App::launch(options_for(empty.path(), None, AS_USERS_GET_IT)).await;
     app.wait_css("[data-testid=nav-cite]").await;
     let (empty_paint, empty_frames) = list_first_paint(&app).await;
     app.close().await;
-    let app = App::launch(options_for(&data, None, &[])).await;
+    let app = App::launch(options_for(&data, None, AS_USERS_GET_IT)).await;
     app.wait_css("[data-testid=nav-cite]").await;
     let (paint, frames) = list_first_paint(&app).await;
     let max = |f: &[f64]| f.last().copied().unwrap_or(f64::NAN);
@@ -434,7 +438,7 @@ async fn bench_a_history_of_1000_missions_and_5_million_records() {
     let mut short = Vec::new();
     for _ in 0..3 {
         for (objective, into) in [(LONG, &mut long), (SHORT, &mut short)] {
-            let app = App::launch(options_for(&data, None, &[])).await;
+            let app = App::launch(options_for(&data, None, AS_USERS_GET_IT)).await;
             app.click("nav-missions").await;
             into.push(open_ms(&app, objective).await);
             app.close().await;
