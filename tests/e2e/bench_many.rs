@@ -8,41 +8,15 @@
 
 use crate::bench::{
     CPU_SPAN, Service, conversation_floor, cpu_secs, floor_environment, frame_intervals,
-    frames_text, growing_chars, percentile, pss_mb, remote_app, service_with, status,
+    frames_text, growing_chars, percentile, pss_mb, records, remote_app, service_with, status,
 };
+use crate::missions::start_from_composer;
 use casebook_e2e::{App, exclusive, processes};
-use fantoccini::wd::WindowHandle;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Deltas in each report: at 200 a second, long enough to open five windows and measure.
 const DELTAS: u64 = 40_000;
-
-/// Starts a mission of `objective` from the main window's composer and returns its window,
-/// the one not in `known`.
-pub(crate) async fn start_from_composer(
-    app: &App,
-    objective: &str,
-    known: &[WindowHandle],
-) -> WindowHandle {
-    let field = app.testid("mission-objective").await;
-    field.clear().await.unwrap();
-    field.send_keys(objective).await.unwrap();
-    app.until("a preview", || async {
-        !app.text("mission-preview").await.is_empty()
-    })
-    .await;
-    app.click("mission-start").await;
-    let deadline = Instant::now() + Duration::from_secs(30);
-    loop {
-        let handles = app.client.windows().await.unwrap_or_default();
-        if let Some(h) = handles.into_iter().find(|h| !known.contains(h)) {
-            return h;
-        }
-        assert!(Instant::now() < deadline, "no window for {objective}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 /// What `n` windows following at once measured.
 struct Many {
@@ -57,10 +31,6 @@ struct Many {
     /// characters when the measure began.
     rates: Vec<f64>,
     chars: u64,
-}
-
-async fn records_told(app: &App) -> u64 {
-    crate::bench::records(app).await
 }
 
 /// The app following `n` missions, each in its window, all on `service`; with
@@ -105,7 +75,7 @@ async fn follow(
     let mut told = Vec::new();
     for w in &windows {
         app.client.switch_to_window(w.clone()).await.unwrap();
-        told.push((records_told(&app).await, Instant::now()));
+        told.push((records(&app).await, Instant::now()));
         frames.push(frame_intervals(&app, 3000).await);
     }
     let (pid, children) = processes(data, "casebook-app");
@@ -125,7 +95,7 @@ async fn follow(
     let mut rates = Vec::new();
     for (w, (before, at)) in windows.iter().zip(&told) {
         app.client.switch_to_window(w.clone()).await.unwrap();
-        let now = records_told(&app).await;
+        let now = records(&app).await;
         assert_eq!(
             status(&app).await,
             "running",

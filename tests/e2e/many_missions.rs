@@ -2,38 +2,10 @@
 //! at one: every window ends holding every record of its mission, and its conversation's
 //! newest items as the store keeps them, the text of each reply to its last character.
 
-use crate::missions::until_for;
+use crate::missions::{start_from_composer, until_for};
 use casebook_core::missions::store::{MissionStatus, MissionStore};
 use casebook_e2e::{App, AppOptions, exclusive};
-use fantoccini::wd::WindowHandle;
 use std::time::{Duration, Instant};
-
-/// Starts a mission of `objective` from the main window's composer and returns its
-/// window, the one not in `known`.
-async fn start(app: &App, objective: &str, known: &[WindowHandle]) -> WindowHandle {
-    app.testid("mission-objective")
-        .await
-        .send_keys(objective)
-        .await
-        .unwrap();
-    app.until("a preview", || async {
-        !app.text("mission-preview").await.is_empty()
-    })
-    .await;
-    app.click("mission-start").await;
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let handles = app.client.windows().await.unwrap_or_default();
-        if let Some(h) = handles.into_iter().find(|h| !known.contains(h)) {
-            return h;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no window opened for {objective}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
 
 /// The session id a mission window shows (`#/mission/<id>`).
 async fn session_of(app: &App) -> String {
@@ -70,7 +42,8 @@ async fn five_windows_follow_five_missions_without_losing_a_record() {
         "older adults",
     ] {
         app.client.switch_to_window(main.clone()).await.unwrap();
-        let w = start(&app, &format!("Does heat harm health? ({topic})"), &windows).await;
+        let w =
+            start_from_composer(&app, &format!("Does heat harm health? ({topic})"), &windows).await;
         windows.push(w);
     }
     // Windows the reader does not look at (each new one takes the focus) are sent what

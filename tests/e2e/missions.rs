@@ -110,35 +110,48 @@ async fn start_mission_on(app: &App, text: &str, budget: &str) -> (WindowHandle,
 /// switches WebDriver to the mission's window.
 pub(crate) async fn start_in_window(app: &App, objective: &str) {
     app.click("nav-missions").await;
-    app.testid("mission-objective")
-        .await
-        .send_keys(objective)
-        .await
-        .unwrap();
+    let main = app.client.window().await.unwrap();
+    start_from_composer(app, objective, std::slice::from_ref(&main)).await;
+    switch_to_mission_window(app, &main).await;
+}
+
+/// Starts a mission of `objective` from the main window's composer (on the Missions
+/// view) and returns its window, the one not in `known`.
+pub(crate) async fn start_from_composer(
+    app: &App,
+    objective: &str,
+    known: &[WindowHandle],
+) -> WindowHandle {
+    let field = app.testid("mission-objective").await;
+    field.clear().await.unwrap();
+    field.send_keys(objective).await.unwrap();
     app.until("a preview", || async {
         !app.text("mission-preview").await.is_empty()
     })
     .await;
-    let main = app.client.window().await.unwrap();
     app.click("mission-start").await;
-    switch_to_mission_window(app, &main).await;
+    new_window(app, known).await
 }
 
-/// Waits for the mission's own window and switches WebDriver to it.
-pub(crate) async fn switch_to_mission_window(app: &App, main: &WindowHandle) -> WindowHandle {
+/// Waits for a window not in `known` to open.
+async fn new_window(app: &App, known: &[WindowHandle]) -> WindowHandle {
     let deadline = Instant::now() + Duration::from_secs(20);
-    let other = loop {
+    loop {
         let handles = app.client.windows().await.unwrap_or_default();
-        if let Some(h) = handles.into_iter().find(|h| h != main) {
-            break h;
+        if let Some(h) = handles.into_iter().find(|h| !known.contains(h)) {
+            return h;
         }
         assert!(
             Instant::now() < deadline,
             "timed out waiting for the mission window to open"
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    let handle = other;
+    }
+}
+
+/// Waits for the mission's own window and switches WebDriver to it.
+pub(crate) async fn switch_to_mission_window(app: &App, main: &WindowHandle) -> WindowHandle {
+    let handle = new_window(app, std::slice::from_ref(main)).await;
     app.client.switch_to_window(handle.clone()).await.unwrap();
     app.testid("mission-status").await;
     handle
