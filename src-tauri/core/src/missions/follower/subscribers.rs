@@ -195,25 +195,19 @@ impl Subscribers {
     }
 
     /// Whether the reader looks at `label`'s window; one looked at again is sent at once
-    /// what it was held. False when `label` does not subscribe here.
-    pub fn set_looked_at(&mut self, label: &str, looked_at: bool) -> bool {
-        let Some(s) = self.0.get_mut(label) else {
-            return false;
-        };
-        s.background = !looked_at;
-        if looked_at && !s.release() {
-            self.drop_gone(label);
-        }
-        true
+    /// what it was held.
+    pub fn set_looked_at(&mut self, label: &str, looked_at: bool) {
+        self.keep(|l, s| {
+            if l != label {
+                return true;
+            }
+            s.background = !looked_at;
+            !looked_at || s.release()
+        });
     }
 
     fn release_all(&mut self) {
         self.keep(|_, s| s.release());
-    }
-
-    fn drop_gone(&mut self, label: &str) {
-        tracing::debug!("mission subscriber {label} is gone");
-        self.0.remove(label);
     }
 
     /// Runs `f` on each, letting go of those it says are gone.
