@@ -382,12 +382,19 @@ async fn bench_a_history_of_1000_missions_and_5_million_records() {
         history_ready / empty_ready
     );
 
+    // Clicked once the window has settled (its bold faces made, ui/src/lib/prewarm.ts,
+    // about 100 ms after it is drawn), as a person's first click comes; and, beside it,
+    // the moment the window is drawn.
     let app = App::launch(options_for(empty.path(), None, AS_USERS_GET_IT)).await;
-    app.wait_css("[data-testid=nav-cite]").await;
+    app.wait_css("body[data-prewarmed]").await;
     let (empty_paint, empty_frames) = list_first_paint(&app).await;
     app.close().await;
     let app = App::launch(options_for(&data, None, AS_USERS_GET_IT)).await;
     app.wait_css("[data-testid=nav-cite]").await;
+    let (_, at_once) = list_first_paint(&app).await;
+    app.close().await;
+    let app = App::launch(options_for(&data, None, AS_USERS_GET_IT)).await;
+    app.wait_css("body[data-prewarmed]").await;
     let (paint, frames) = list_first_paint(&app).await;
     let max = |f: &[f64]| f.last().copied().unwrap_or(f64::NAN);
     println!(
@@ -396,6 +403,11 @@ async fn bench_a_history_of_1000_missions_and_5_million_records() {
         max(&frames),
         percentile(&empty_frames, 0.5),
         max(&empty_frames)
+    );
+    println!(
+        "    clicked the moment the window is drawn, before it has settled: frames p50 {:.1} ms, max {:.1} ms",
+        percentile(&at_once, 0.5),
+        max(&at_once)
     );
     // A fifth of a screen a frame first, back to the top: what a frame costs whatever
     // the rows it changes.
@@ -440,6 +452,7 @@ async fn bench_a_history_of_1000_missions_and_5_million_records() {
         for (objective, into) in [(LONG, &mut long), (SHORT, &mut short)] {
             let app = App::launch(options_for(&data, None, AS_USERS_GET_IT)).await;
             app.click("nav-missions").await;
+            app.testid("missions-search").await;
             into.push(open_ms(&app, objective).await);
             app.close().await;
         }

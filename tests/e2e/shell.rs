@@ -86,6 +86,23 @@ async fn window_renders_navigation_and_each_view() {
         "sandbox mode is the default and shows a badge"
     );
 
+    // Once the first screen is drawn, the bold faces the other views use are made, hidden,
+    // and nothing of it stays in the page (ui/src/lib/prewarm.ts).
+    app.wait_css("body[data-prewarmed]").await;
+    let left = app
+        .client
+        .execute(
+            "return [document.body.dataset.prewarmed, document.querySelectorAll('[data-prewarm]').length]",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        left,
+        serde_json::json!(["4", 0]),
+        "specimens laid out, then none left"
+    );
+
     // Cite is the first view; its empty state is honest.
     app.testid("drop-zone").await;
     app.testid("documents-empty").await;
