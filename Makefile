@@ -97,14 +97,16 @@ BENCH_SCOPE := --release -p casebook-app --bins --features casebook-app/test-hoo
 bench-window: ui
 	CARGO_TARGET_DIR=$(TARGET)/bench cargo build $(BENCH_SCOPE)
 
+# The test steps name their test target alone: with --all-targets, criterion's benches
+# would be run as well, and they take a single filter.
 bench: build release bench-window
 	cargo bench --workspace --bench sse --bench cite_body -- --noplot
 	CASEBOOK_BENCH_CLI=$(TARGET)/cli/casebook CASEBOOK_BENCH_SANDBOX=$(TARGET)/release/casebook-sandbox \
-		cargo test $(CARGO_SCOPE) --test bench_cite -- --ignored --nocapture bench_cite_
+		cargo test --workspace --test bench_cite -- --ignored --nocapture bench_cite_
 	CASEBOOK_BENCH_APP=$(TARGET)/release/casebook-app CASEBOOK_BENCH_BARE=$(TARGET)/release/examples/bare CASEBOOK_BENCH_CLI=$(TARGET)/cli/casebook \
 		CASEBOOK_BENCH_WINDOW_APP=$(TARGET)/bench/release/casebook-app \
 		CASEBOOK_BENCH_SANDBOX=$(TARGET)/release/casebook-sandbox \
-		scripts/with-keyring.sh cargo test $(CARGO_SCOPE) --test e2e -- --ignored --nocapture bench:: bench_many:: bench_history::
+		scripts/with-keyring.sh cargo test --workspace --test e2e -- --ignored --nocapture bench:: bench_many:: bench_history::
 
 # Rewrites ui/src/lib/bindings.ts from the Rust types.
 bindings:

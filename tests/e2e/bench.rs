@@ -1130,8 +1130,11 @@ async fn wait_turn_ended(app: &App, minutes: u64) {
             "waiting" | "complete" => return,
             "needs_input" => {
                 let option = "[data-testid=input-option][data-option-id=continue]";
-                if let Ok(el) = app.client.find(Locator::Css(option)).await {
-                    app.press(&el, "Continue").await;
+                // The option may be drawn again between finding and pressing it (the
+                // conversation redraws its newest items): then it is found afresh.
+                if let Ok(el) = app.client.find(Locator::Css(option)).await
+                    && app.try_press(&el).await.is_ok()
+                {
                     app.until("the answer taken", || async {
                         status(app).await != "needs_input"
                     })

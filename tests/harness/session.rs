@@ -324,6 +324,14 @@ impl App {
     /// so a click sent while the view is still laying out (an answer arriving above
     /// the element) can hit something else.
     pub async fn press(&self, el: &Element, what: &str) {
+        if let Err(e) = self.try_press(el).await {
+            panic!("cannot press {what}: {e}");
+        }
+    }
+
+    /// [`Self::press`], saying why it could not instead of failing the test: the element
+    /// may be gone, replaced by a newer drawing of the same thing, by the time it settles.
+    pub async fn try_press(&self, el: &Element) -> Result<(), fantoccini::error::CmdError> {
         self.client
             .execute_async(
                 r#"const [el, done] = [arguments[0], arguments[arguments.length - 1]];
@@ -347,11 +355,8 @@ impl App {
                 next(tick);"#,
                 vec![serde_json::to_value(el).expect("element reference")],
             )
-            .await
-            .unwrap_or_else(|e| panic!("cannot wait for {what} to settle: {e}"));
-        el.click()
-            .await
-            .unwrap_or_else(|e| panic!("cannot click {what}: {e}"));
+            .await?;
+        el.click().await
     }
 
     /// Saves a PNG of the window to `artifacts/screenshots/NAME.png`.
