@@ -18,9 +18,12 @@ pub const MIN_QUERY_CHARS: usize = 3;
 const MAX_HITS: u32 = 200;
 /// The newest matching items a search ranks. A word every mission's conversation holds
 /// matched 406,000 items of a history of 1,000 missions: ranked by the index, a phrase
-/// took 0.5 s, since its BM25 counts every item that has it; the newest 2,000 ranked
-/// here take a few milliseconds (docs/performance.md, "Many missions").
-const RANKED: u32 = 2_000;
+/// took 0.5 s, since its BM25 counts every item that has it. Ranked here, each candidate's
+/// text is read, a page each: from disk the newest 2,000 took the window 115-159 ms
+/// (median of ten searches), the newest 500 81 ms; from the page cache 8 ms in Rust
+/// (docs/performance.md, "Many missions"). More than a window's hits, fewer than a disk
+/// reads at a keystroke.
+const RANKED: u32 = 500;
 /// FTS5's BM25 constants.
 const K1: f64 = 1.2;
 const B: f64 = 0.75;
