@@ -402,6 +402,12 @@ fn prepare(conn: &mut Connection) -> rusqlite::Result<usize> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "foreign_keys", true)?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
+    // An open history read first without the write lock: a command that only reads (the
+    // CLI's `show`, polled while a `watch` writes) would otherwise queue for it.
+    let version: usize = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    if version >= MIGRATIONS.len() {
+        return Ok(version);
+    }
     // One transaction taking the write lock first, the version read inside it: a second
     // process opening the same new history at once (the app and the CLI, or a second
     // start) waits here and then finds the schema made, instead of making it again
