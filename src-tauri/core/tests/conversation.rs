@@ -390,6 +390,73 @@ async fn the_kept_conversation_survives_a_restart_pages_and_searches() {
     assert_eq!(none.total, 0, "% and _ are searched as themselves");
 }
 
+/// Two processes keep one mission's conversation: a watch saving each batch it follows,
+/// and a `show` catching up from what it read before the watch wrote. What is kept never
+/// goes back (it would then read the records after it twice), and a writer that finds
+/// the history locked waits for it, as the CLI's polled `show` must while a watch writes.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_writers_keep_one_conversation_that_never_goes_back_and_wait_for_each_other() {
+    use casebook_core::missions::store::Appended;
+    use casebook_core::missions::store::conversations::Folded;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("missions.db");
+    let all = events(
+        Generation::Events(Some(26)),
+        &[&data("conversation-b.ndjson")],
+    );
+    assert!(all.len() > 20, "{} records", all.len());
+    let strip = |items: &[Item]| -> Vec<(ItemKind, String, bool)> {
+        items
+            .iter()
+            .map(|i| (i.kind, i.text.clone(), i.open))
+            .collect()
+    };
+    let id = "ses_two_writers";
+    let watch = MissionStore::open(&path).unwrap();
+    watch.adopt(id, "http://127.0.0.1:1", None).await.unwrap();
+    watch.append(id, all[..5].to_vec()).await.unwrap();
+    let (mut followed, _) = watch.conversation(id).await.unwrap();
+    let stale = followed.clone();
+    let appended = watch.append_at(id, all[5..15].to_vec(), None).await.unwrap();
+    let folded = Folded::of(&mut followed, &appended);
+    watch.save_conversation(id, folded).await.unwrap();
+
+    // The other writer read the conversation at record 5 and the first five new records.
+    let show = MissionStore::open(&path).unwrap();
+    let older = Appended {
+        events: appended.events[..5].to_vec(),
+        facts: appended.facts[..5].to_vec(),
+        status: appended.status,
+    };
+    let mut behind = stale;
+    show.save_conversation(id, Folded::of(&mut behind, &older))
+        .await
+        .unwrap();
+    let (kept, upto) = show.conversation(id).await.unwrap();
+    assert_eq!(upto, 15, "what is kept went back");
+    let want = Conversation::from_events(&all[..15]);
+    assert_eq!(strip(&kept.items), strip(&want.items));
+    assert_eq!(kept.sources, want.sources);
+
+    // More records, then the history locked by another process while `show` catches up:
+    // it waits for the lock instead of failing.
+    watch.append(id, all[15..].to_vec()).await.unwrap();
+    let mut other = rusqlite::Connection::open(&path).unwrap();
+    let lock = other
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .unwrap();
+    let fresh = MissionStore::open(&path).unwrap();
+    let caught_up = tokio::spawn(async move { fresh.conversation(id).await });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    lock.commit().unwrap();
+    let (whole, upto) = caught_up.await.unwrap().expect("it waits for the lock");
+    assert_eq!(upto, all.len() as u64);
+    let want = Conversation::from_events(&all);
+    assert_eq!(strip(&whole.items), strip(&want.items));
+    let (reread, _) = show.conversation(id).await.unwrap();
+    assert_eq!(strip(&reread.items), strip(&want.items));
+}
+
 /// A mission's first message reads as the spec it was made from: what a window shows is
 /// its objective and budget, not the four labelled lines the service was sent.
 #[test]

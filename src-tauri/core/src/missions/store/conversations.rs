@@ -416,7 +416,19 @@ fn save(
     upto: u64,
     sources_before: usize,
 ) -> Result<()> {
-    let tx = c.transaction().map_err(db_err)?;
+    // The write lock first: preparing these statements reads the search index's
+    // settings, and a transaction that has read cannot wait for another's write lock
+    // (SQLite answers "database is locked" at once: a `show` polled during a `watch`).
+    let tx = c
+        .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+        .map_err(db_err)?;
+    // Two writers keep the same conversation (a watch, and a `show` catching up from
+    // what it read before the watch wrote): one that has kept as far or further already
+    // holds all this says, and a conversation kept backwards would read the records
+    // after it twice.
+    if kept(&tx, id)?.is_some_and(|k| k.upto >= upto) {
+        return Ok(());
+    }
     {
         let mut put = tx
             .prepare_cached(
