@@ -417,7 +417,10 @@ async fn two_writers_keep_one_conversation_that_never_goes_back_and_wait_for_eac
     watch.append(id, all[..5].to_vec()).await.unwrap();
     let (mut followed, _) = watch.conversation(id).await.unwrap();
     let stale = followed.clone();
-    let appended = watch.append_at(id, all[5..15].to_vec(), None).await.unwrap();
+    let appended = watch
+        .append_at(id, all[5..15].to_vec(), None)
+        .await
+        .unwrap();
     let folded = Folded::of(&mut followed, &appended);
     watch.save_conversation(id, folded).await.unwrap();
 
