@@ -324,6 +324,14 @@ fn the_seeds_vocabulary_reads_as_a_conversation_too() {
     assert_eq!(c.report().unwrap().text, "# Heat\n\nIt is hot.\n\n- One");
 }
 
+/// What a kept item reads as, beside one built from the records.
+fn strip(items: &[Item]) -> Vec<(ItemKind, String, bool)> {
+    items
+        .iter()
+        .map(|i| (i.kind, i.text.clone(), i.open))
+        .collect()
+}
+
 #[tokio::test]
 async fn the_kept_conversation_survives_a_restart_pages_and_searches() {
     let dir = tempfile::tempdir().unwrap();
@@ -348,12 +356,6 @@ async fn the_kept_conversation_survives_a_restart_pages_and_searches() {
     let store = MissionStore::open(&path).unwrap();
     let (reopened, upto) = store.conversation(id).await.unwrap();
     assert_eq!(upto, all.len() as u64);
-    let strip = |items: &[Item]| -> Vec<(ItemKind, String, bool)> {
-        items
-            .iter()
-            .map(|i| (i.kind, i.text.clone(), i.open))
-            .collect()
-    };
     assert_eq!(strip(&reopened.items), strip(&want.items));
     assert_eq!(reopened.sources, want.sources);
     // Paged by item: the tail, then a page from an index.
@@ -405,12 +407,6 @@ async fn two_writers_keep_one_conversation_that_never_goes_back_and_wait_for_eac
         &[&data("conversation-b.ndjson")],
     );
     assert!(all.len() > 20, "{} records", all.len());
-    let strip = |items: &[Item]| -> Vec<(ItemKind, String, bool)> {
-        items
-            .iter()
-            .map(|i| (i.kind, i.text.clone(), i.open))
-            .collect()
-    };
     let id = "ses_two_writers";
     let watch = MissionStore::open(&path).unwrap();
     watch.adopt(id, "http://127.0.0.1:1", None).await.unwrap();
